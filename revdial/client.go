@@ -1,0 +1,198 @@
+package revdial
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// ClientConfig configures a reconnecting agent.
+type ClientConfig struct {
+	// URL is the control websocket, ws:// or wss://. Pickup paths are
+	// resolved against it.
+	URL string
+	// Header returns the headers for each control and pickup handshake.
+	// It is called every time, so rotated tokens are picked up. May be nil.
+	Header func(ctx context.Context) (http.Header, error)
+	// TLSConfig for wss://. A session cache is added if it has none, so
+	// pickups resume TLS sessions instead of full handshakes.
+	TLSConfig *tls.Config
+	Options   Options
+	Backoff   Backoff
+	// OnState, if set, is called after every connect (err nil) and every
+	// disconnect or failed attempt (err set). It must not block.
+	OnState func(connected bool, err error)
+}
+
+// Client is an agent that keeps a control channel to the server open,
+// reconnecting with backoff, and is itself the net.Listener of every
+// connection the server dials through it.
+type Client struct {
+	cfg     ClientConfig
+	url     *url.URL
+	control *websocket.Dialer
+	pickups *websocket.Dialer
+	out     chan net.Conn
+
+	closeOnce sync.Once
+	closed    chan struct{}
+	mu        sync.Mutex
+	cancelRun context.CancelFunc
+}
+
+// NewClient validates cfg. Call Run to connect.
+func NewClient(cfg ClientConfig) (*Client, error) {
+	u, err := url.Parse(cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("revdial: control URL: %w", err)
+	}
+	if u.Scheme != "ws" && u.Scheme != "wss" {
+		return nil, fmt.Errorf("revdial: control URL %q: scheme must be ws or wss", cfg.URL)
+	}
+	cfg.Options = cfg.Options.withDefaults()
+	cfg.Backoff = cfg.Backoff.withDefaults()
+	tc := cfg.TLSConfig.Clone()
+	if tc == nil {
+		tc = &tls.Config{}
+	}
+	if tc.ClientSessionCache == nil {
+		tc.ClientSessionCache = tls.NewLRUClientSessionCache(64)
+	}
+	mk := func(buf int) *websocket.Dialer {
+		return &websocket.Dialer{
+			Proxy:            http.ProxyFromEnvironment,
+			TLSClientConfig:  tc,
+			HandshakeTimeout: cfg.Options.HandshakeTimeout,
+			ReadBufferSize:   buf,
+			WriteBufferSize:  buf,
+		}
+	}
+	return &Client{
+		cfg: cfg, url: u,
+		control: mk(1024), pickups: mk(chunkSize),
+		out:    make(chan net.Conn),
+		closed: make(chan struct{}),
+	}, nil
+}
+
+// Accept returns the next connection the server dialed, from whichever
+// control channel is current.
+func (c *Client) Accept() (net.Conn, error) {
+	select {
+	case conn := <-c.out:
+		return conn, nil
+	case <-c.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+// Close stops Run and fails Accept. It is safe to call more than once.
+func (c *Client) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	c.mu.Lock()
+	if c.cancelRun != nil {
+		c.cancelRun()
+	}
+	c.mu.Unlock()
+	return nil
+}
+
+// Addr names the listener after the control URL.
+func (c *Client) Addr() net.Addr { return addr(c.url.String()) }
+
+// Run connects and keeps reconnecting until ctx is done or Close is called;
+// it then closes the client and returns. Every goroutine it starts has ended
+// by the time it returns.
+func (c *Client) Run(ctx context.Context) error {
+	defer c.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// Close cancels this run; no goroutine is needed to watch for it.
+	c.mu.Lock()
+	c.cancelRun = cancel
+	c.mu.Unlock()
+	select {
+	case <-c.closed:
+		return nil
+	default:
+	}
+	attempt := 0
+	for {
+		connectedFor, err := c.session(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if connectedFor >= c.cfg.Backoff.StableAfter {
+			attempt = 0
+		}
+		if c.cfg.OnState != nil {
+			c.cfg.OnState(false, err)
+		}
+		t := time.NewTimer(c.cfg.Backoff.Delay(attempt))
+		attempt++
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// session dials the control channel once and serves it until it dies. It
+// returns how long it was connected (zero if the dial failed).
+func (c *Client) session(ctx context.Context) (time.Duration, error) {
+	ws, err := c.dial(ctx, c.control, c.url)
+	if err != nil {
+		return 0, fmt.Errorf("revdial: control dial: %w", err)
+	}
+	start := time.Now()
+	l := newListener(ws, c.openPickup, c.cfg.Options, c.out)
+	if c.cfg.OnState != nil {
+		c.cfg.OnState(true, nil)
+	}
+	select {
+	case <-l.Done():
+	case <-ctx.Done():
+	}
+	err = l.Err()
+	l.Close()
+	return time.Since(start), err
+}
+
+func (c *Client) openPickup(ctx context.Context, connPath string) (*websocket.Conn, error) {
+	ref, err := url.Parse(connPath)
+	if err != nil {
+		return nil, fmt.Errorf("revdial: bad connPath %q: %w", connPath, err)
+	}
+	return c.dial(ctx, c.pickups, c.url.ResolveReference(ref))
+}
+
+func (c *Client) dial(ctx context.Context, d *websocket.Dialer, u *url.URL) (*websocket.Conn, error) {
+	var h http.Header
+	if c.cfg.Header != nil {
+		var err error
+		if h, err = c.cfg.Header(ctx); err != nil {
+			return nil, fmt.Errorf("revdial: headers: %w", err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Options.HandshakeTimeout)
+	defer cancel()
+	ws, resp, err := d.DialContext(ctx, u.String(), h)
+	if err != nil {
+		if resp != nil && errors.Is(err, websocket.ErrBadHandshake) {
+			resp.Body.Close()
+			return nil, fmt.Errorf("revdial: %s: %w (HTTP %d)", u.Path, err, resp.StatusCode)
+		}
+		return nil, fmt.Errorf("revdial: %s: %w", u.Path, err)
+	}
+	return ws, nil
+}
