@@ -1,0 +1,77 @@
+// Package scheme holds the runtime.Scheme of the hub's own API groups.
+//
+// The hub serves the published k8s.io/api types directly. Upstream servers
+// keep separate internal types and convert at the edge; those internal types
+// live in k8s.io/kubernetes, which is not importable. Registering each
+// external type a second time under the group's internal version makes the
+// external type its own internal representation: the scheme then "converts"
+// by copying and re-stamping the kind, which is exact because the types are
+// identical.
+package scheme
+
+import (
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+
+	tenancyv1alpha1 "github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1"
+)
+
+// New returns a scheme with every group the hub serves itself (CRDs and
+// apiextensions have their own scheme upstream).
+func New() *runtime.Scheme {
+	s := runtime.NewScheme()
+	for _, gv := range servedGroupVersions {
+		types := servedTypes[gv]
+		s.AddKnownTypes(gv, types...)
+		s.AddKnownTypes(schema.GroupVersion{Group: gv.Group, Version: runtime.APIVersionInternal}, types...)
+		metav1.AddToGroupVersion(s, gv)
+		if err := s.SetVersionPriority(gv); err != nil {
+			panic(err) // static data; a failure is a programming error
+		}
+	}
+	// Options types and API discovery types for the unversioned endpoints,
+	// as every generic apiserver registers them.
+	unversioned := schema.GroupVersion{Group: "", Version: "v1"}
+	metav1.AddToGroupVersion(s, unversioned)
+	s.AddUnversionedTypes(unversioned,
+		&metav1.Status{}, &metav1.APIVersions{}, &metav1.APIGroupList{}, &metav1.APIGroup{}, &metav1.APIResourceList{})
+	return s
+}
+
+// NewCodecs returns the codec factory for a scheme built by New.
+func NewCodecs(s *runtime.Scheme) serializer.CodecFactory { return serializer.NewCodecFactory(s) }
+
+// servedGroupVersions fixes the registration order, which decides version
+// priority and so the storage version.
+var servedGroupVersions = []schema.GroupVersion{
+	corev1.SchemeGroupVersion,
+	rbacv1.SchemeGroupVersion,
+	coordinationv1.SchemeGroupVersion,
+	tenancyv1alpha1.SchemeGroupVersion,
+}
+
+var servedTypes = map[schema.GroupVersion][]runtime.Object{
+	corev1.SchemeGroupVersion: {
+		&corev1.Namespace{}, &corev1.NamespaceList{},
+		&corev1.ConfigMap{}, &corev1.ConfigMapList{},
+		&corev1.Secret{}, &corev1.SecretList{},
+		&corev1.ServiceAccount{}, &corev1.ServiceAccountList{},
+	},
+	rbacv1.SchemeGroupVersion: {
+		&rbacv1.Role{}, &rbacv1.RoleList{},
+		&rbacv1.RoleBinding{}, &rbacv1.RoleBindingList{},
+		&rbacv1.ClusterRole{}, &rbacv1.ClusterRoleList{},
+		&rbacv1.ClusterRoleBinding{}, &rbacv1.ClusterRoleBindingList{},
+	},
+	coordinationv1.SchemeGroupVersion: {
+		&coordinationv1.Lease{}, &coordinationv1.LeaseList{},
+	},
+	tenancyv1alpha1.SchemeGroupVersion: {
+		&tenancyv1alpha1.Workspace{}, &tenancyv1alpha1.WorkspaceList{},
+	},
+}

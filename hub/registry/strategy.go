@@ -1,0 +1,80 @@
+package registry
+
+import (
+	"context"
+
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/storage/names"
+)
+
+// strategy is the create/update/delete strategy shared by the built-in types.
+type strategy struct {
+	runtime.ObjectTyper
+	names.NameGenerator
+	kind *Kind
+}
+
+var (
+	_ rest.RESTCreateStrategy = strategy{}
+	_ rest.RESTUpdateStrategy = strategy{}
+	_ rest.RESTDeleteStrategy = strategy{}
+)
+
+func (s strategy) NamespaceScoped() bool { return s.kind.Namespaced }
+
+func (s strategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
+	if s.kind.PrepareForCreate != nil {
+		s.kind.PrepareForCreate(obj)
+	}
+}
+
+func (s strategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
+	if s.kind.PrepareForUpdate != nil {
+		s.kind.PrepareForUpdate(obj, old)
+	}
+}
+
+func (s strategy) Validate(ctx context.Context, obj runtime.Object) field.ErrorList {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return field.ErrorList{field.InternalError(field.NewPath("metadata"), err)}
+	}
+	errs := apimachineryvalidation.ValidateObjectMetaAccessor(m, s.kind.Namespaced, s.kind.nameValidation(), field.NewPath("metadata"))
+	if s.kind.Validate != nil {
+		errs = append(errs, s.kind.Validate(obj)...)
+	}
+	return errs
+}
+
+func (s strategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
+	newMeta, err := meta.Accessor(obj)
+	if err != nil {
+		return field.ErrorList{field.InternalError(field.NewPath("metadata"), err)}
+	}
+	oldMeta, err := meta.Accessor(old)
+	if err != nil {
+		return field.ErrorList{field.InternalError(field.NewPath("metadata"), err)}
+	}
+	errs := apimachineryvalidation.ValidateObjectMetaAccessorUpdate(newMeta, oldMeta, field.NewPath("metadata"))
+	errs = append(errs, s.Validate(ctx, obj)...)
+	if s.kind.ValidateUpdate != nil {
+		errs = append(errs, s.kind.ValidateUpdate(obj, old)...)
+	}
+	return errs
+}
+
+func (strategy) WarningsOnCreate(ctx context.Context, obj runtime.Object) []string { return nil }
+
+func (strategy) WarningsOnUpdate(ctx context.Context, obj, old runtime.Object) []string {
+	return nil
+}
+
+func (strategy) Canonicalize(obj runtime.Object) {}
+
+func (strategy) AllowCreateOnUpdate(context.Context) bool { return false }
+
+func (strategy) AllowUnconditionalUpdate(context.Context) bool { return true }

@@ -1,0 +1,92 @@
+package storage
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/storage"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
+	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Scope says how a resource's objects are partitioned.
+type Scope int
+
+const (
+	// Scoped resources live in exactly one logical cluster: the request's.
+	Scoped Scope = iota
+	// GlobalScope resources are hub-wide (CustomResourceDefinitions): every
+	// workspace sees the same objects, stored under cluster.Global.
+	GlobalScope
+)
+
+// RESTOptionsGetter wraps an upstream RESTOptionsGetter so that every
+// resource it configures is partitioned by logical cluster.
+type RESTOptionsGetter struct {
+	// Delegate produces the upstream options: storage config, codec and the
+	// (usually watch-cached) decorator that this one wraps.
+	Delegate generic.RESTOptionsGetter
+	// Global lists the resources stored hub-wide instead of per cluster.
+	Global map[schema.GroupResource]bool
+}
+
+var _ generic.RESTOptionsGetter = RESTOptionsGetter{}
+
+// GetRESTOptions implements generic.RESTOptionsGetter.
+func (g RESTOptionsGetter) GetRESTOptions(gr schema.GroupResource, example runtime.Object) (generic.RESTOptions, error) {
+	opts, err := g.Delegate.GetRESTOptions(gr, example)
+	if err != nil {
+		return opts, err
+	}
+	scope := Scoped
+	if g.Global[gr] {
+		scope = GlobalScope
+	}
+	opts.ResourcePrefix = ResourcePrefix(gr.Group, gr.Resource)
+	opts.Decorator = Decorator(opts.Decorator, scope)
+	return opts, nil
+}
+
+// Decorator wraps inner (typically the watch-cache decorator) so that keys
+// carry the logical cluster and calls without one fail.
+func Decorator(inner generic.StorageDecorator, scope Scope) generic.StorageDecorator {
+	if inner == nil {
+		inner = generic.UndecoratedStorage
+	}
+	return func(
+		config *storagebackend.ConfigForResource,
+		resourcePrefix string,
+		keyFunc func(obj runtime.Object) (string, error),
+		newFunc func() runtime.Object,
+		newListFunc func() runtime.Object,
+		getAttrsFunc storage.AttrFunc,
+		trigger storage.IndexerFuncs,
+		indexers *cache.Indexers,
+	) (storage.Interface, factory.DestroyFunc, error) {
+		// The watch cache below us sees objects of every cluster; it must key
+		// them exactly as etcd does, and the annotation is how it learns the
+		// cluster of an object it decoded from an event.
+		clusterKeyFunc := func(obj runtime.Object) (string, error) {
+			key, err := keyFunc(obj)
+			if err != nil {
+				return "", err
+			}
+			id, err := clusterOf(obj)
+			if err != nil {
+				return "", err
+			}
+			return ClusterKey(resourcePrefix, key, id)
+		}
+		if keyFunc == nil {
+			clusterKeyFunc = nil
+		}
+		s, destroy, err := inner(config, resourcePrefix, clusterKeyFunc, newFunc, newListFunc, getAttrsFunc, trigger, indexers)
+		if err != nil {
+			return nil, destroy, fmt.Errorf("decorating storage for %s: %w", resourcePrefix, err)
+		}
+		return &clusterStorage{delegate: s, resourcePrefix: resourcePrefix, scope: scope}, destroy, nil
+	}
+}

@@ -1,0 +1,156 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/apiserver/pkg/storage"
+
+	"github.com/wharfhub/wharf/hub/cluster"
+)
+
+// clusterStorage rewrites keys by the context's cluster before handing calls
+// to the delegate. It is the storage.Interface every registry sees.
+type clusterStorage struct {
+	delegate       storage.Interface
+	resourcePrefix string
+	scope          Scope
+}
+
+var _ storage.Interface = &clusterStorage{}
+
+// errNoCluster is wrapped in an Internal error: reaching storage without a
+// cluster is a programming error in the hub, never a client mistake.
+func (s *clusterStorage) errNoCluster(op, key string) error {
+	return errors.NewInternalError(fmt.Errorf("storage %s of %q without a logical cluster in context: refused", op, key))
+}
+
+// target returns the cluster a single-object call addresses.
+func (s *clusterStorage) target(ctx context.Context, op, key string) (cluster.ID, error) {
+	if s.scope == GlobalScope {
+		return cluster.Global, nil
+	}
+	if id, ok := cluster.From(ctx); ok {
+		return id, nil
+	}
+	return "", s.errNoCluster(op, key)
+}
+
+// objectKey rewrites the key of a single-object call. Wildcard contexts are
+// refused: a get or write must name exactly one cluster.
+func (s *clusterStorage) objectKey(ctx context.Context, op, key string) (cluster.ID, string, error) {
+	id, err := s.target(ctx, op, key)
+	if err != nil {
+		return "", "", err
+	}
+	k, err := ClusterKey(s.resourcePrefix, key, id)
+	if err != nil {
+		return "", "", errors.NewInternalError(err)
+	}
+	return id, k, nil
+}
+
+// collectionKey rewrites the key of a list or watch. A wildcard context
+// passes the key through unchanged, and only for the whole resource: a
+// namespaced wildcard would match <prefix>/<namespace> as if the namespace
+// were a cluster id.
+func (s *clusterStorage) collectionKey(ctx context.Context, op, key string, recursive bool) (string, error) {
+	if s.scope != GlobalScope {
+		if _, ok := cluster.From(ctx); !ok && cluster.IsWildcard(ctx) {
+			if !recursive || key != s.resourcePrefix {
+				return "", errors.NewBadRequest("wildcard " + op + " is only supported across a whole resource")
+			}
+			return key, nil
+		}
+	}
+	_, k, err := s.objectKey(ctx, op, key)
+	return k, err
+}
+
+func (s *clusterStorage) Versioner() storage.Versioner { return s.delegate.Versioner() }
+
+func (s *clusterStorage) Create(ctx context.Context, key string, obj, out runtime.Object, ttl uint64) error {
+	id, k, err := s.objectKey(ctx, "create", key)
+	if err != nil {
+		return err
+	}
+	if err := setCluster(obj, id); err != nil {
+		return errors.NewInternalError(err)
+	}
+	return s.delegate.Create(ctx, k, obj, out, ttl)
+}
+
+func (s *clusterStorage) Delete(ctx context.Context, key string, out runtime.Object, preconditions *storage.Preconditions,
+	validateDeletion storage.ValidateObjectFunc, cachedExistingObject runtime.Object, opts storage.DeleteOptions) error {
+	_, k, err := s.objectKey(ctx, "delete", key)
+	if err != nil {
+		return err
+	}
+	return s.delegate.Delete(ctx, k, out, preconditions, validateDeletion, cachedExistingObject, opts)
+}
+
+func (s *clusterStorage) Watch(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {
+	k, err := s.collectionKey(ctx, "watch", key, opts.Recursive)
+	if err != nil {
+		return nil, err
+	}
+	return s.delegate.Watch(ctx, k, opts)
+}
+
+func (s *clusterStorage) Get(ctx context.Context, key string, opts storage.GetOptions, objPtr runtime.Object) error {
+	_, k, err := s.objectKey(ctx, "get", key)
+	if err != nil {
+		return err
+	}
+	return s.delegate.Get(ctx, k, opts, objPtr)
+}
+
+func (s *clusterStorage) GetList(ctx context.Context, key string, opts storage.ListOptions, listObj runtime.Object) error {
+	k, err := s.collectionKey(ctx, "list", key, opts.Recursive)
+	if err != nil {
+		return err
+	}
+	return s.delegate.GetList(ctx, k, opts, listObj)
+}
+
+func (s *clusterStorage) GuaranteedUpdate(ctx context.Context, key string, destination runtime.Object, ignoreNotFound bool,
+	preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc, cachedExistingObject runtime.Object) error {
+	id, k, err := s.objectKey(ctx, "update", key)
+	if err != nil {
+		return err
+	}
+	// Stamp the annotation on whatever the update produces, so a client
+	// cannot remove or change it with an update or a patch.
+	stamped := func(input runtime.Object, res storage.ResponseMeta) (runtime.Object, *uint64, error) {
+		out, ttl, err := tryUpdate(input, res)
+		if err != nil || out == nil {
+			return out, ttl, err
+		}
+		if err := setCluster(out, id); err != nil {
+			return nil, nil, errors.NewInternalError(err)
+		}
+		return out, ttl, nil
+	}
+	return s.delegate.GuaranteedUpdate(ctx, k, destination, ignoreNotFound, preconditions, stamped, cachedExistingObject)
+}
+
+func (s *clusterStorage) Stats(ctx context.Context) (storage.Stats, error) { return s.delegate.Stats(ctx) }
+
+func (s *clusterStorage) ReadinessCheck() error { return s.delegate.ReadinessCheck() }
+
+func (s *clusterStorage) RequestWatchProgress(ctx context.Context) error {
+	return s.delegate.RequestWatchProgress(ctx)
+}
+
+func (s *clusterStorage) GetCurrentResourceVersion(ctx context.Context) (uint64, error) {
+	return s.delegate.GetCurrentResourceVersion(ctx)
+}
+
+func (s *clusterStorage) EnableResourceSizeEstimation(f storage.KeysFunc) error {
+	return s.delegate.EnableResourceSizeEstimation(f)
+}
+
+func (s *clusterStorage) CompactRevision() int64 { return s.delegate.CompactRevision() }
