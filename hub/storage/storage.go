@@ -137,7 +137,9 @@ func (s *clusterStorage) GuaranteedUpdate(ctx context.Context, key string, desti
 	return s.delegate.GuaranteedUpdate(ctx, k, destination, ignoreNotFound, preconditions, stamped, cachedExistingObject)
 }
 
-func (s *clusterStorage) Stats(ctx context.Context) (storage.Stats, error) { return s.delegate.Stats(ctx) }
+func (s *clusterStorage) Stats(ctx context.Context) (storage.Stats, error) {
+	return s.delegate.Stats(ctx)
+}
 
 func (s *clusterStorage) ReadinessCheck() error { return s.delegate.ReadinessCheck() }
 

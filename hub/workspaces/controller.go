@@ -1,0 +1,230 @@
+package workspaces
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	tenancyv1alpha1 "github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1"
+	"github.com/wharfhub/wharf/hub/cluster"
+	wstorage "github.com/wharfhub/wharf/hub/storage"
+)
+
+// Controller finishes workspace deletion: it marks the workspace and its
+// descendants terminating, removes every key of their logical clusters from
+// etcd, releases their paths, and finally drops the finalizer.
+//
+// Every step is idempotent, so any hub replica may run it and a crash at any
+// point is repaired by the next attempt.
+type Controller struct {
+	rest       *REST
+	status     *StatusREST
+	index      *Index
+	etcd       *clientv3.Client
+	etcdPrefix string
+
+	informer cache.SharedIndexInformer
+	queue    workqueue.TypedRateLimitingInterface[string]
+}
+
+// NewController wires a deletion controller over the Workspace storage.
+func NewController(r *REST, status *StatusREST, index *Index, etcd *clientv3.Client, etcdPrefix string) *Controller {
+	c := &Controller{
+		rest: r, status: status, index: index, etcd: etcd, etcdPrefix: etcdPrefix,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "workspace-deletion"}),
+	}
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			obj, err := r.List(cluster.WithWildcard(ctx), internalListOptions(opts))
+			if err != nil {
+				return nil, err
+			}
+			list := obj.(*tenancyv1alpha1.WorkspaceList)
+			for i := range list.Items {
+				list.Items[i].Namespace = list.Items[i].Annotations[wstorage.ClusterAnnotation]
+			}
+			return list, nil
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			w, err := r.Watch(cluster.WithWildcard(ctx), internalListOptions(opts))
+			if err != nil {
+				return nil, err
+			}
+			// The watch cache hands out shared, serialization-caching
+			// wrappers; the informer wants the objects themselves.
+			return watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
+				if co, ok := e.Object.(runtime.CacheableObject); ok {
+					e.Object = co.GetObject()
+				}
+				if ws, ok := e.Object.(*tenancyv1alpha1.Workspace); ok {
+					ws = ws.DeepCopy()
+					ws.Namespace = ws.Annotations[wstorage.ClusterAnnotation]
+					e.Object = ws
+				}
+				return e, true
+			}), nil
+		},
+	}
+	// Names repeat across parents, so the informer's copies carry the
+	// parent cluster id in metadata.namespace (cluster-scoped objects leave
+	// it empty): the standard namespace/name key is then unique.
+	c.informer = cache.NewSharedIndexInformer(lw, &tenancyv1alpha1.Workspace{}, 10*time.Minute, cache.Indexers{})
+	enqueue := func(obj interface{}) {
+		if k, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
+			c.queue.Add(k)
+		}
+	}
+	_, _ = c.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    enqueue,
+		UpdateFunc: func(_, obj interface{}) { enqueue(obj) },
+	})
+	return c
+}
+
+// Lister returns the informer's store of every workspace, for metrics.
+func (c *Controller) Lister() cache.Store { return c.informer.GetStore() }
+
+func internalListOptions(opts metav1.ListOptions) *metainternalversion.ListOptions {
+	out := &metainternalversion.ListOptions{}
+	_ = metainternalversion.Convert_v1_ListOptions_To_internalversion_ListOptions(&opts, out, nil)
+	return out
+}
+
+// Run processes deletions until ctx is done.
+func (c *Controller) Run(ctx context.Context, workers int) {
+	defer c.queue.ShutDown()
+	go c.informer.RunWithContext(ctx)
+	if !cache.WaitForCacheSync(ctx.Done(), c.informer.HasSynced) {
+		return
+	}
+	for i := 0; i < workers; i++ {
+		go wait.UntilWithContext(ctx, func(ctx context.Context) {
+			for c.processNext(ctx) {
+			}
+		}, time.Second)
+	}
+	<-ctx.Done()
+}
+
+// HasSynced reports whether the controller has seen every workspace.
+func (c *Controller) HasSynced() bool { return c.informer.HasSynced() }
+
+func (c *Controller) processNext(ctx context.Context) bool {
+	key, quit := c.queue.Get()
+	if quit {
+		return false
+	}
+	defer c.queue.Done(key)
+	if err := c.reconcile(ctx, key); err != nil {
+		klog.ErrorS(err, "Workspace deletion failed; retrying", "key", key)
+		c.queue.AddRateLimited(key)
+		return true
+	}
+	c.queue.Forget(key)
+	return true
+}
+
+func (c *Controller) reconcile(ctx context.Context, key string) error {
+	obj, exists, err := c.informer.GetStore().GetByKey(key)
+	if err != nil || !exists {
+		return err
+	}
+	ws := obj.(*tenancyv1alpha1.Workspace).DeepCopy()
+	ws.Namespace = ""
+	if ws.DeletionTimestamp == nil || !hasFinalizer(ws, tenancyv1alpha1.WorkspaceCleanupFinalizer) {
+		return nil
+	}
+	parentCtx := cluster.WithCluster(ctx, cluster.ID(ws.Annotations[wstorage.ClusterAnnotation]))
+
+	if ws.Status.Phase != tenancyv1alpha1.WorkspacePhaseTerminating {
+		ws.Status.Phase = tenancyv1alpha1.WorkspacePhaseTerminating
+		if _, _, err := c.status.Update(parentCtx, ws.Name, rest.DefaultUpdatedObjectInfo(ws), nil, nil, false, &metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("setting Terminating: %w", err)
+		}
+	}
+	if err := c.purge(ctx, cluster.ID(ws.Status.Cluster), cluster.Path(ws.Status.Path)); err != nil {
+		return err
+	}
+	// Drop the finalizer; the store deletes an object whose deletion is
+	// pending once its last finalizer is gone.
+	_, _, err = c.rest.Update(parentCtx, ws.Name, rest.DefaultUpdatedObjectInfo(nil, func(ctx context.Context, newObj, oldObj runtime.Object) (runtime.Object, error) {
+		w := oldObj.(*tenancyv1alpha1.Workspace).DeepCopy()
+		w.Finalizers = removeString(w.Finalizers, tenancyv1alpha1.WorkspaceCleanupFinalizer)
+		return w, nil
+	}), nil, nil, false, &metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err == nil {
+		klog.InfoS("Deleted workspace", "path", ws.Status.Path, "cluster", ws.Status.Cluster)
+	}
+	return err
+}
+
+// purge removes the workspace's logical cluster and every descendant's.
+func (c *Controller) purge(ctx context.Context, id cluster.ID, path cluster.Path) error {
+	all, err := c.index.Descendants(ctx, path)
+	if err != nil {
+		return err
+	}
+	if id != "" {
+		all[id] = path
+	}
+	ids := map[cluster.ID]bool{}
+	for d, p := range all {
+		ids[d] = true
+		if err := c.index.MarkTerminating(ctx, d, p); err != nil {
+			return err
+		}
+	}
+	// Twice: a write admitted just before the terminating mark reached a
+	// replica can land after the first pass.
+	for pass := 0; pass < 2; pass++ {
+		n, err := PurgeClusters(ctx, c.etcd, c.etcdPrefix, ids)
+		if err != nil {
+			return err
+		}
+		klog.V(2).InfoS("Purged workspace keys", "path", path, "pass", pass, "keys", n)
+		if pass == 0 {
+			time.Sleep(time.Second)
+		}
+	}
+	for d, p := range all {
+		if err := c.index.Release(ctx, d, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func hasFinalizer(ws *tenancyv1alpha1.Workspace, f string) bool {
+	for _, x := range ws.Finalizers {
+		if x == f {
+			return true
+		}
+	}
+	return false
+}
+
+func removeString(list []string, s string) []string {
+	out := list[:0:0]
+	for _, x := range list {
+		if x != s {
+			out = append(out, x)
+		}
+	}
+	return out
+}

@@ -1,0 +1,251 @@
+package workspaces
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/klog/v2"
+
+	"github.com/wharfhub/wharf/hub/cluster"
+)
+
+// ErrNotFound is returned when a path or id names no workspace.
+var ErrNotFound = fmt.Errorf("workspace not found")
+
+// ErrExists is returned when allocating a path that is already taken.
+var ErrExists = fmt.Errorf("workspace path already exists")
+
+// record is the etcd value of a logical cluster.
+type record struct {
+	Path        cluster.Path `json:"path"`
+	Terminating bool         `json:"terminating,omitempty"`
+}
+
+// Info is what a lookup returns about a workspace.
+type Info struct {
+	ID          cluster.ID
+	Path        cluster.Path
+	Terminating bool
+}
+
+// Index maps workspace paths to logical cluster ids and back.
+type Index struct {
+	client      *clientv3.Client
+	clustersKey string // <prefix>/wharf.dev/logicalclusters/
+	pathsKey    string // <prefix>/wharf.dev/workspacepaths/
+
+	mu     sync.RWMutex // guards the fields below
+	byID   map[cluster.ID]record
+	byPath map[cluster.Path]cluster.ID
+	synced bool
+}
+
+// NewIndex returns an index stored under etcdPrefix (normally /registry).
+func NewIndex(client *clientv3.Client, etcdPrefix string) *Index {
+	p := strings.TrimSuffix(etcdPrefix, "/") + "/wharf.dev/"
+	return &Index{
+		client:      client,
+		clustersKey: p + "logicalclusters/",
+		pathsKey:    p + "workspacepaths/",
+		byID:        map[cluster.ID]record{},
+		byPath:      map[cluster.Path]cluster.ID{},
+	}
+}
+
+// EnsureRoot returns the id of the root workspace, allocating it on the
+// very first start. Concurrent first starts of several replicas agree,
+// because only one allocation transaction can win.
+func (x *Index) EnsureRoot(ctx context.Context) (cluster.ID, error) {
+	for i := 0; i < 3; i++ {
+		id, err := x.lookupPath(ctx, cluster.RootPath)
+		if err == nil {
+			return id, nil
+		}
+		if err != ErrNotFound {
+			return "", err
+		}
+		id, err = x.Allocate(ctx, cluster.RootPath)
+		if err == nil {
+			klog.InfoS("Allocated root workspace", "cluster", id)
+			return id, nil
+		}
+		if err != ErrExists {
+			return "", err
+		}
+	}
+	return "", fmt.Errorf("could not allocate or read the root workspace")
+}
+
+// Allocate records a new id for path. It fails with ErrExists if the path is
+// taken.
+func (x *Index) Allocate(ctx context.Context, path cluster.Path) (cluster.ID, error) {
+	id, err := cluster.NewID()
+	if err != nil {
+		return "", err
+	}
+	rec, err := json.Marshal(record{Path: path})
+	if err != nil {
+		return "", err
+	}
+	pk, ck := x.pathsKey+string(path), x.clustersKey+string(id)
+	resp, err := x.client.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(pk), "=", 0), clientv3.Compare(clientv3.CreateRevision(ck), "=", 0)).
+		Then(clientv3.OpPut(pk, string(id)), clientv3.OpPut(ck, string(rec))).
+		Commit()
+	if err != nil {
+		return "", fmt.Errorf("allocating workspace %s: %w", path, err)
+	}
+	if !resp.Succeeded {
+		return "", ErrExists
+	}
+	x.remember(id, record{Path: path})
+	return id, nil
+}
+
+// MarkTerminating records that a workspace is being deleted, so that every
+// replica refuses new objects in it while its keys are removed.
+func (x *Index) MarkTerminating(ctx context.Context, id cluster.ID, path cluster.Path) error {
+	rec, err := json.Marshal(record{Path: path, Terminating: true})
+	if err != nil {
+		return err
+	}
+	ck := x.clustersKey + string(id)
+	if _, err := x.client.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(ck), ">", 0)).Then(clientv3.OpPut(ck, string(rec))).Commit(); err != nil {
+		return fmt.Errorf("marking workspace %s terminating: %w", path, err)
+	}
+	x.remember(id, record{Path: path, Terminating: true})
+	return nil
+}
+
+// Release forgets the mapping of id and path.
+func (x *Index) Release(ctx context.Context, id cluster.ID, path cluster.Path) error {
+	_, err := x.client.Txn(ctx).Then(
+		clientv3.OpDelete(x.pathsKey+string(path)),
+		clientv3.OpDelete(x.clustersKey+string(id)),
+	).Commit()
+	if err != nil {
+		return fmt.Errorf("releasing workspace %s: %w", path, err)
+	}
+	x.forget(id, path)
+	return nil
+}
+
+// Cached resolves a /clusters/<raw> segment from memory only.
+func (x *Index) Cached(raw string) (Info, bool) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	id := cluster.ID(raw)
+	if !cluster.IsValidID(raw) {
+		var ok bool
+		if id, ok = x.byPath[cluster.Path(raw)]; !ok {
+			return Info{}, false
+		}
+	}
+	rec, ok := x.byID[id]
+	return Info{ID: id, Path: rec.Path, Terminating: rec.Terminating}, ok
+}
+
+// Resolve turns a /clusters/<raw> segment, a path or an id, into the
+// workspace's Info, reading etcd when memory misses.
+func (x *Index) Resolve(ctx context.Context, raw string) (Info, error) {
+	if info, ok := x.Cached(raw); ok {
+		return info, nil
+	}
+	id := cluster.ID(raw)
+	if !cluster.IsValidID(raw) {
+		path, err := cluster.ParsePath(raw)
+		if err != nil {
+			return Info{}, ErrNotFound
+		}
+		if id, err = x.lookupPath(ctx, path); err != nil {
+			return Info{}, err
+		}
+	}
+	rec, err := x.read(ctx, id)
+	if err != nil {
+		return Info{}, err
+	}
+	return Info{ID: id, Path: rec.Path, Terminating: rec.Terminating}, nil
+}
+
+// PathOf returns the path of a logical cluster.
+func (x *Index) PathOf(ctx context.Context, id cluster.ID) (cluster.Path, error) {
+	info, err := x.Resolve(ctx, string(id))
+	return info.Path, err
+}
+
+func (x *Index) read(ctx context.Context, id cluster.ID) (record, error) {
+	resp, err := x.client.Get(ctx, x.clustersKey+string(id))
+	if err != nil {
+		return record{}, fmt.Errorf("reading workspace %s: %w", id, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return record{}, ErrNotFound
+	}
+	var rec record
+	if err := json.Unmarshal(resp.Kvs[0].Value, &rec); err != nil {
+		return record{}, fmt.Errorf("decoding workspace %s: %w", id, err)
+	}
+	return rec, nil
+}
+
+func (x *Index) lookupPath(ctx context.Context, path cluster.Path) (cluster.ID, error) {
+	resp, err := x.client.Get(ctx, x.pathsKey+string(path))
+	if err != nil {
+		return "", fmt.Errorf("reading workspace %s: %w", path, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return "", ErrNotFound
+	}
+	return cluster.ID(resp.Kvs[0].Value), nil
+}
+
+// Descendants returns the ids and paths of every workspace below path, read
+// from etcd so that deletion never misses a child another replica created.
+func (x *Index) Descendants(ctx context.Context, path cluster.Path) (map[cluster.ID]cluster.Path, error) {
+	resp, err := x.client.Get(ctx, x.pathsKey+string(path)+cluster.Separator, clientv3.WithPrefix())
+	if err != nil {
+		return nil, fmt.Errorf("listing descendants of %s: %w", path, err)
+	}
+	out := make(map[cluster.ID]cluster.Path, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		out[cluster.ID(kv.Value)] = cluster.Path(strings.TrimPrefix(string(kv.Key), x.pathsKey))
+	}
+	return out, nil
+}
+
+// Count returns the number of workspaces known to this replica, root included.
+func (x *Index) Count() int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return len(x.byID)
+}
+
+// HasSynced reports whether the in-memory copy has loaded etcd's state.
+func (x *Index) HasSynced() bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.synced
+}
+
+func (x *Index) remember(id cluster.ID, rec record) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.byID[id] = rec
+	x.byPath[rec.Path] = id
+}
+
+func (x *Index) forget(id cluster.ID, path cluster.Path) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.byID[id].Path == path {
+		delete(x.byID, id)
+	}
+	if x.byPath[path] == id {
+		delete(x.byPath, path)
+	}
+}
