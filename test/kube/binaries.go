@@ -63,17 +63,27 @@ func fill(dst *string, v string) {
 // demand). The PATH one may be any version; set KUBECTL to pin it.
 func KubectlPath(t testing.TB) string {
 	t.Helper()
-	if p := os.Getenv(EnvKubectl); p != "" {
-		return p
-	}
-	if p, err := exec.LookPath("kubectl"); err == nil {
-		return p
-	}
-	dir, err := BuildTools()
+	p, err := kubectlPath(os.Getenv, exec.LookPath, BuildTools)
 	if err != nil {
-		t.Fatalf("kube fixture: building kubectl: %v", err)
+		t.Fatalf("kube fixture: %v", err)
 	}
-	return filepath.Join(dir, "kubectl")
+	return p
+}
+
+// kubectlPath is KubectlPath with its lookups passed in, so the order can
+// be tested without changing the process environment.
+func kubectlPath(getenv func(string) string, lookPath func(string) (string, error), build func() (string, error)) (string, error) {
+	if p := getenv(EnvKubectl); p != "" {
+		return p, nil
+	}
+	if p, err := lookPath("kubectl"); err == nil {
+		return p, nil
+	}
+	dir, err := build()
+	if err != nil {
+		return "", fmt.Errorf("building kubectl: %w", err)
+	}
+	return filepath.Join(dir, "kubectl"), nil
 }
 
 // BuildTools runs test/tools/build.sh and returns the cache directory that
