@@ -25,15 +25,19 @@ const (
 	EnvKubectl      = "KUBECTL"
 )
 
-// ResolveBinaries returns the binaries to run: each environment override
-// that is set wins; anything left unset comes from the tools cache, which is
-// built on demand (about 4 minutes cold, seconds warm).
+// ResolveBinaries returns the binaries to run. KUBE_APISERVER_BIN and
+// ETCD_BIN win when set; with both set nothing is built and kubectl comes
+// from KubectlPath's order. Otherwise the tools cache is built on demand
+// (minutes cold, seconds warm) and fills whatever the environment left unset.
 func ResolveBinaries(t testing.TB) Binaries {
 	t.Helper()
 	b := Binaries{
 		APIServer: os.Getenv(EnvAPIServerBin),
 		Etcd:      os.Getenv(EnvEtcdBin),
 		Kubectl:   os.Getenv(EnvKubectl),
+	}
+	if b.APIServer != "" && b.Etcd != "" && b.Kubectl == "" {
+		b.Kubectl = KubectlPath(t)
 	}
 	if b.APIServer == "" || b.Etcd == "" || b.Kubectl == "" {
 		dir, err := BuildTools()
