@@ -79,6 +79,9 @@ type hub struct {
 	// pickupHook, if set, replaces the pickup handler (to simulate a hub
 	// that refuses or never answers).
 	pickupHook http.HandlerFunc
+	// via, if set, is the address agents dial instead of the hub's own
+	// (a proxy in between).
+	via string
 }
 
 func newHub(t testing.TB, opts Options) *hub {
@@ -127,8 +130,15 @@ func (h *hub) close() {
 	h.hs.Close()
 }
 
+func (h *hub) addr() string {
+	if h.via != "" {
+		return h.via
+	}
+	return h.hs.Listener.Addr().String()
+}
+
 func (h *hub) controlURL(id string) string {
-	return "wss://" + h.hs.Listener.Addr().String() + "/control?id=" + id
+	return "wss://" + h.addr() + "/control?id=" + id
 }
 
 // waitDialer returns the next dialer the hub adopted.
@@ -152,7 +162,7 @@ func (h *hub) agent(id string, opts Options, wrap func(PickupFunc) PickupFunc) (
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	base := "wss://" + h.hs.Listener.Addr().String()
+	base := "wss://" + h.addr()
 	open := PickupFunc(func(ctx context.Context, connPath string) (*websocket.Conn, error) {
 		c, resp, err := wd.DialContext(ctx, base+connPath, nil)
 		if resp != nil && resp.Body != nil {
@@ -168,10 +178,15 @@ func (h *hub) agent(id string, opts Options, wrap func(PickupFunc) PickupFunc) (
 	return l, h.waitDialer()
 }
 
-// serve runs handle for every connection accepted from ln until ln fails,
-// and waits for all of it at cleanup.
+// serve runs handle for every connection accepted from ln until ln fails.
+// At cleanup it closes the listener and every connection still open, and
+// waits for all of it.
 func serve(t testing.TB, ln net.Listener, handle func(net.Conn)) {
-	var wg sync.WaitGroup
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		open = map[net.Conn]struct{}{}
+	)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -180,16 +195,29 @@ func serve(t testing.TB, ln net.Listener, handle func(net.Conn)) {
 			if err != nil {
 				return
 			}
+			mu.Lock()
+			open[c] = struct{}{}
+			mu.Unlock()
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				defer c.Close()
+				defer func() {
+					mu.Lock()
+					delete(open, c)
+					mu.Unlock()
+					c.Close()
+				}()
 				handle(c)
 			}()
 		}
 	}()
 	t.Cleanup(func() {
 		ln.Close()
+		mu.Lock()
+		for c := range open {
+			c.Close()
+		}
+		mu.Unlock()
 		wg.Wait()
 	})
 }
@@ -204,4 +232,16 @@ func roundTrip(c net.Conn, line string) (string, error) {
 	}
 	got, err := bufio.NewReader(c).ReadString('\n')
 	return strings.TrimSuffix(got, "\n"), err
+}
+
+// eventually polls cond until it holds. It bounds the wait only to turn a
+// hang into a failure; it asserts nothing about speed.
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("timed out waiting until %s", what)
 }

@@ -22,6 +22,7 @@ type Listener struct {
 	open PickupFunc
 	opts Options
 	out  chan net.Conn // unbuffered; may be shared by a Client's sessions
+	sem  chan struct{} // bounds concurrent pickup handshakes
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -45,6 +46,7 @@ func newListener(control *websocket.Conn, open PickupFunc, opts Options, out cha
 		ctl: control, open: open, opts: opts.withDefaults(), out: out,
 		ctx: ctx, cancel: cancel, done: make(chan struct{}),
 	}
+	l.sem = make(chan struct{}, l.opts.MaxConcurrentPickups)
 	control.SetReadLimit(MaxControlMessage)
 	l.tasks.Go(l.readLoop)
 	return l
@@ -142,9 +144,17 @@ func (l *Listener) readLoop() {
 // pickup opens one pickup and queues it for Accept. Every exit path either
 // hands the conn over or closes it.
 func (l *Listener) pickup(connPath string) {
+	select {
+	case l.sem <- struct{}{}:
+	case <-l.ctx.Done():
+		return
+	}
+	// The handshake timeout starts once a slot is free: queueing is bounded
+	// by the server's PickupWait instead.
 	ctx, cancel := context.WithTimeout(l.ctx, l.opts.HandshakeTimeout)
 	ws, err := l.open(ctx, connPath)
 	cancel()
+	<-l.sem
 	if err != nil {
 		if l.ctx.Err() == nil {
 			l.send(Message{Command: CmdPickupFailed, ConnPath: connPath, Err: err.Error()})

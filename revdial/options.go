@@ -27,6 +27,12 @@ type Options struct {
 	HandshakeTimeout time.Duration
 	// WriteTimeout bounds one control-message write.
 	WriteTimeout time.Duration
+	// MaxConcurrentPickups bounds the pickup handshakes an agent runs at
+	// once. A burst of dials then queues at the agent instead of starting
+	// hundreds of TLS handshakes that all miss HandshakeTimeout (a
+	// handshake that times out after the server upgraded it leaves the
+	// dial with a dead connection). Zero means 32.
+	MaxConcurrentPickups int
 	// WarmPickups is how many spare pickups the server keeps open per
 	// tunnel so that Dial can return one without a round trip. Zero
 	// disables the pool.
@@ -49,6 +55,9 @@ func (o Options) withDefaults() Options {
 	def(&o.HandshakeTimeout, DefaultHandshakeTimeout)
 	def(&o.WriteTimeout, DefaultWriteTimeout)
 	def(&o.WarmMaxAge, 45*time.Second)
+	if o.MaxConcurrentPickups <= 0 {
+		o.MaxConcurrentPickups = 32
+	}
 	if o.WarmPickups < 0 {
 		o.WarmPickups = 0
 	}
