@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -147,7 +148,7 @@ func (c *Controller) reconcile(ctx context.Context, key string) error {
 	if ws.DeletionTimestamp == nil || !hasFinalizer(ws, tenancyv1alpha1.WorkspaceCleanupFinalizer) {
 		return nil
 	}
-	parentCtx := cluster.WithCluster(ctx, cluster.ID(ws.Annotations[wstorage.ClusterAnnotation]))
+	parentCtx := request.WithNamespace(cluster.WithCluster(ctx, cluster.ID(ws.Annotations[wstorage.ClusterAnnotation])), metav1.NamespaceNone)
 
 	if ws.Status.Phase != tenancyv1alpha1.WorkspacePhaseTerminating {
 		ws.Status.Phase = tenancyv1alpha1.WorkspacePhaseTerminating

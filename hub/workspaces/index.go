@@ -41,6 +41,10 @@ type Index struct {
 	mu     sync.RWMutex // guards the fields below
 	byID   map[cluster.ID]record
 	byPath map[cluster.Path]cluster.ID
+	// revs holds the etcd revision of the newest change applied per id,
+	// deletions included, so that a watch event older than a local write
+	// cannot undo it.
+	revs   map[cluster.ID]int64
 	synced bool
 }
 
@@ -53,6 +57,7 @@ func NewIndex(client *clientv3.Client, etcdPrefix string) *Index {
 		pathsKey:    p + "workspacepaths/",
 		byID:        map[cluster.ID]record{},
 		byPath:      map[cluster.Path]cluster.ID{},
+		revs:        map[cluster.ID]int64{},
 	}
 }
 
@@ -102,7 +107,7 @@ func (x *Index) Allocate(ctx context.Context, path cluster.Path) (cluster.ID, er
 	if !resp.Succeeded {
 		return "", ErrExists
 	}
-	x.remember(id, record{Path: path})
+	x.remember(id, record{Path: path}, resp.Header.Revision)
 	return id, nil
 }
 
@@ -114,23 +119,26 @@ func (x *Index) MarkTerminating(ctx context.Context, id cluster.ID, path cluster
 		return err
 	}
 	ck := x.clustersKey + string(id)
-	if _, err := x.client.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(ck), ">", 0)).Then(clientv3.OpPut(ck, string(rec))).Commit(); err != nil {
+	resp, err := x.client.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(ck), ">", 0)).Then(clientv3.OpPut(ck, string(rec))).Commit()
+	if err != nil {
 		return fmt.Errorf("marking workspace %s terminating: %w", path, err)
 	}
-	x.remember(id, record{Path: path, Terminating: true})
+	if resp.Succeeded {
+		x.remember(id, record{Path: path, Terminating: true}, resp.Header.Revision)
+	}
 	return nil
 }
 
 // Release forgets the mapping of id and path.
 func (x *Index) Release(ctx context.Context, id cluster.ID, path cluster.Path) error {
-	_, err := x.client.Txn(ctx).Then(
+	resp, err := x.client.Txn(ctx).Then(
 		clientv3.OpDelete(x.pathsKey+string(path)),
 		clientv3.OpDelete(x.clustersKey+string(id)),
 	).Commit()
 	if err != nil {
 		return fmt.Errorf("releasing workspace %s: %w", path, err)
 	}
-	x.forget(id, path)
+	x.forget(id, path, resp.Header.Revision)
 	return nil
 }
 
@@ -232,16 +240,24 @@ func (x *Index) HasSynced() bool {
 	return x.synced
 }
 
-func (x *Index) remember(id cluster.ID, rec record) {
+func (x *Index) remember(id cluster.ID, rec record, rev int64) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if rev < x.revs[id] {
+		return
+	}
+	x.revs[id] = rev
 	x.byID[id] = rec
 	x.byPath[rec.Path] = id
 }
 
-func (x *Index) forget(id cluster.ID, path cluster.Path) {
+func (x *Index) forget(id cluster.ID, path cluster.Path, rev int64) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if rev < x.revs[id] {
+		return
+	}
+	x.revs[id] = rev
 	if x.byID[id].Path == path {
 		delete(x.byID, id)
 	}

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/generic"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -123,7 +124,7 @@ func (r *REST) Create(ctx context.Context, obj runtime.Object, createValidation 
 	if dryRun {
 		return out, nil
 	}
-	nsCtx := cluster.WithCluster(context.WithoutCancel(ctx), id)
+	nsCtx := request.WithNamespace(cluster.WithCluster(context.WithoutCancel(ctx), id), metav1.NamespaceNone)
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: metav1.NamespaceDefault}}
 	if _, err := r.namespaces.Create(nsCtx, ns, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		klog.ErrorS(err, "Creating default namespace", "workspace", path)

@@ -31,13 +31,14 @@ func (x *Index) syncOnce(ctx context.Context) error {
 	}
 	byID := map[cluster.ID]record{}
 	byPath := map[cluster.Path]cluster.ID{}
+	revs := map[cluster.ID]int64{}
 	for _, kv := range resp.Kvs {
 		if id, rec, ok := x.decode(kv.Key, kv.Value); ok {
-			byID[id], byPath[rec.Path] = rec, id
+			byID[id], byPath[rec.Path], revs[id] = rec, id, kv.ModRevision
 		}
 	}
 	x.mu.Lock()
-	x.byID, x.byPath, x.synced = byID, byPath, true
+	x.byID, x.byPath, x.revs, x.synced = byID, byPath, revs, true
 	x.mu.Unlock()
 
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
@@ -50,12 +51,12 @@ func (x *Index) syncOnce(ctx context.Context) error {
 			switch ev.Type {
 			case clientv3.EventTypePut:
 				if id, rec, ok := x.decode(ev.Kv.Key, ev.Kv.Value); ok {
-					x.remember(id, rec)
+					x.remember(id, rec, ev.Kv.ModRevision)
 				}
 			case clientv3.EventTypeDelete:
 				if ev.PrevKv != nil {
 					if id, rec, ok := x.decode(ev.PrevKv.Key, ev.PrevKv.Value); ok {
-						x.forget(id, rec.Path)
+						x.forget(id, rec.Path, ev.Kv.ModRevision)
 					}
 				}
 			}

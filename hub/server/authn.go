@@ -1,0 +1,61 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authentication/request/bearertoken"
+	"k8s.io/apiserver/pkg/authentication/token/tokenfile"
+	tokenunion "k8s.io/apiserver/pkg/authentication/token/union"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
+	authzunion "k8s.io/apiserver/pkg/authorization/union"
+)
+
+// AdminUser is the identity of the generated admin token.
+const AdminUser = "wharf-admin"
+
+// newAuthenticator authenticates bearer tokens: the generated admin token,
+// then the static token file. Anonymous requests are never authenticated.
+func newAuthenticator(adminToken, tokenFile string) (authenticator.Request, error) {
+	tokens := []authenticator.Token{tokenfile.New(map[string]*user.DefaultInfo{
+		adminToken: {Name: AdminUser, UID: AdminUser, Groups: []string{user.SystemPrivilegedGroup}},
+	})}
+	if tokenFile != "" {
+		f, err := tokenfile.NewCSV(tokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("loading --token-auth-file: %w", err)
+		}
+		tokens = append(tokens, f)
+	}
+	return bearertoken.New(tokenunion.New(tokens...)), nil
+}
+
+// publicInfoPaths may be read by any authenticated user: they describe the
+// API, not the data in any workspace.
+var publicInfoPaths = []string{"/api", "/apis", "/openapi", "/version", "/healthz", "/livez", "/readyz"}
+
+// newAuthorizer grants everything to privileged groups and API discovery to
+// every authenticated user, and denies the rest. Per-workspace RBAC comes
+// later; until then only administrators can touch resources.
+func newAuthorizer() (authorizer.Authorizer, error) {
+	public := authorizer.AuthorizerFunc(func(ctx context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
+		if a.IsResourceRequest() || a.GetVerb() != "get" {
+			return authorizer.DecisionNoOpinion, "", nil
+		}
+		for _, p := range publicInfoPaths {
+			if a.GetPath() == p || strings.HasPrefix(a.GetPath(), p+"/") {
+				return authorizer.DecisionAllow, "public API information", nil
+			}
+		}
+		return authorizer.DecisionNoOpinion, "", nil
+	})
+	return authzunion.New(
+		authzunion.NamedAuthorizer{AuthorizerName: "privileged", Authorizer: authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup)},
+		authzunion.NamedAuthorizer{AuthorizerName: "public-info", Authorizer: public},
+		authzunion.NamedAuthorizer{AuthorizerName: "deny", Authorizer: authorizerfactory.NewAlwaysDenyAuthorizer()},
+	)
+}

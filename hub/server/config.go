@@ -1,0 +1,242 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.etcd.io/etcd/client/pkg/v3/transport"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsv1beta1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1beta1"
+	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
+	apiextensionsoptions "k8s.io/apiextensions-apiserver/pkg/cmd/server/options"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/endpoints/discovery/aggregated"
+	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	serverstorage "k8s.io/apiserver/pkg/server/storage"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
+	"k8s.io/apiserver/pkg/util/compatibility"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/klog/v2"
+	netutils "k8s.io/utils/net"
+
+	"github.com/wharfhub/wharf/hub/apis/scheme"
+	tenancyv1alpha1 "github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1"
+	"github.com/wharfhub/wharf/hub/bootstrap"
+	wetcd "github.com/wharfhub/wharf/hub/etcd"
+	"github.com/wharfhub/wharf/hub/filters"
+	"github.com/wharfhub/wharf/hub/openapi"
+	wstorage "github.com/wharfhub/wharf/hub/storage"
+	"github.com/wharfhub/wharf/hub/workspaces"
+)
+
+// servedGroupVersions are the hub's own API groups, in storage priority.
+var servedGroupVersions = []schema.GroupVersion{
+	corev1.SchemeGroupVersion, rbacv1.SchemeGroupVersion, coordinationv1.SchemeGroupVersion, tenancyv1alpha1.SchemeGroupVersion,
+}
+
+func newStorageConfig() *storagebackend.Config {
+	return storagebackend.NewDefaultConfig("/registry", nil)
+}
+
+// Config is the hub's configuration before completion.
+type Config struct {
+	Generic       *genericapiserver.RecommendedConfig
+	APIExtensions *apiextensionsapiserver.Config
+	Extra         ExtraConfig
+}
+
+// ExtraConfig holds what the hub adds to a generic apiserver.
+type ExtraConfig struct {
+	Scheme      *runtime.Scheme
+	Codecs      serializer.CodecFactory
+	DataDir     string
+	ExternalURL string
+	EtcdPrefix  string
+	EtcdClient  *clientv3.Client
+	Embedded    *wetcd.Embedded
+	Index       *workspaces.Index
+
+	AdminToken     string
+	KubeconfigPath string
+	CAData         []byte
+}
+
+// Config builds the runtime configuration. It has side effects: it creates
+// the data dir, certificates and credentials, and starts embedded etcd.
+func (o *Options) Config(ctx context.Context) (*Config, error) {
+	if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating data dir: %w", err)
+	}
+	ext, err := url.Parse(o.ExternalURL)
+	if err != nil {
+		return nil, err
+	}
+	altDNS := []string{"localhost"}
+	if ext.Hostname() != "" && net.ParseIP(ext.Hostname()) == nil {
+		altDNS = append(altDNS, ext.Hostname())
+	}
+	altIPs := []net.IP{netutils.ParseIPSloppy("127.0.0.1"), netutils.ParseIPSloppy("::1")}
+	if ip := net.ParseIP(ext.Hostname()); ip != nil {
+		altIPs = append(altIPs, ip)
+	}
+	if err := o.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", altDNS, altIPs); err != nil {
+		return nil, fmt.Errorf("creating serving certificates: %w", err)
+	}
+
+	extra := ExtraConfig{DataDir: o.DataDir, ExternalURL: o.ExternalURL, EtcdPrefix: o.Etcd.StorageConfig.Prefix}
+	if len(o.Etcd.StorageConfig.Transport.ServerList) == 0 {
+		e, err := wetcd.StartEmbedded(ctx, filepath.Join(o.DataDir, "etcd"))
+		if err != nil {
+			return nil, err
+		}
+		extra.Embedded = e
+		o.Etcd.StorageConfig.Transport.ServerList = []string{e.ClientURL}
+	}
+	if extra.EtcdClient, err = newEtcdClient(o.Etcd.StorageConfig.Transport); err != nil {
+		return nil, err
+	}
+	extra.Index = workspaces.NewIndex(extra.EtcdClient, extra.EtcdPrefix)
+
+	extra.Scheme = scheme.New()
+	extra.Codecs = scheme.NewCodecs(extra.Scheme)
+	o.Etcd.StorageConfig.Codec = extra.Codecs.LegacyCodec(servedGroupVersions...)
+
+	gc := genericapiserver.NewRecommendedConfig(extra.Codecs)
+	gc.FeatureGate = utilfeature.DefaultFeatureGate
+	gc.EffectiveVersion = compatibility.DefaultBuildEffectiveVersion()
+	namer := openapinamer.NewDefinitionNamer(extra.Scheme, apiextensionsapiserver.Scheme)
+	gc.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(openapi.GetOpenAPIDefinitions, namer)
+	gc.OpenAPIConfig.Info.Title = "Wharf"
+	gc.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(openapi.GetOpenAPIDefinitions, namer)
+	gc.OpenAPIV3Config.Info.Title = "Wharf"
+	gc.ExternalAddress = ext.Host
+	// One discovery manager shared with apiextensions, so CRD groups show up
+	// in the aggregated discovery the outermost server answers.
+	gc.AggregatedDiscoveryGroupManager = aggregated.NewResourceManager("apis")
+	// Namespace lifecycle and the other admission plugins need
+	// cluster-aware replacements; until then the chain is empty.
+	gc.AdmissionControl = admission.NewChainHandler()
+
+	if err := o.SecureServing.ApplyTo(&gc.SecureServing, &gc.LoopbackClientConfig); err != nil {
+		return nil, err
+	}
+	resourceConfig := serverstorage.NewResourceConfig()
+	resourceConfig.EnableVersions(servedGroupVersions...)
+	gc.MergedResourceConfig = resourceConfig
+
+	apiextCfg, err := o.apiextensionsConfig(gc)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.Etcd.ApplyTo(&gc.Config); err != nil {
+		return nil, fmt.Errorf("applying etcd options: %w", err)
+	}
+	gc.RESTOptionsGetter = wstorage.RESTOptionsGetter{Delegate: gc.RESTOptionsGetter}
+
+	if extra.AdminToken, err = bootstrap.LoadOrCreateToken(filepath.Join(o.DataDir, "admin-token")); err != nil {
+		return nil, err
+	}
+	if gc.Authentication.Authenticator, err = newAuthenticator(extra.AdminToken, o.TokenAuthFile); err != nil {
+		return nil, err
+	}
+	if gc.Authorization.Authorizer, err = newAuthorizer(); err != nil {
+		return nil, err
+	}
+	genericapiserver.AuthorizeClientBearerToken(gc.LoopbackClientConfig, &gc.Authentication, &gc.Authorization)
+	privileged := sets.New("system:masters")
+	gc.BuildHandlerChainFunc = func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
+		// Innermost: complete workspace resolution once the caller is
+		// authenticated and authorized (see package filters).
+		h := filters.WithClusterResolution(apiHandler, extra.Index, privileged, c.Serializer)
+		h = genericapiserver.DefaultBuildHandlerChain(h, c)
+		// Outermost: strip /clusters/<target> before request info is
+		// parsed, so upstream filters see ordinary API paths.
+		return filters.WithClusterPath(h, extra.Index, c.Serializer)
+	}
+	// apiextensions shares authn, authz and the handler chain settings.
+	apiextCfg.GenericConfig.Authentication = gc.Authentication
+	apiextCfg.GenericConfig.Authorization = gc.Authorization
+
+	if err := o.writeKubeconfig(&extra); err != nil {
+		return nil, err
+	}
+	return &Config{Generic: gc, APIExtensions: apiextCfg, Extra: extra}, nil
+}
+
+// apiextensionsConfig derives the CRD server's config from the hub's, as
+// kube-apiserver does, with both of its RESTOptionsGetters decorated:
+// CRDs are hub-wide, their instances per workspace.
+func (o *Options) apiextensionsConfig(gc *genericapiserver.RecommendedConfig) (*apiextensionsapiserver.Config, error) {
+	generic := *gc
+	generic.PostStartHooks = map[string]genericapiserver.PostStartHookConfigEntry{}
+	generic.RESTOptionsGetter = nil
+	etcd := *o.Etcd
+	etcd.StorageConfig.Codec = apiextensionsapiserver.Codecs.LegacyCodec(apiextensionsv1beta1.SchemeGroupVersion, apiextensionsv1.SchemeGroupVersion)
+	etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(apiextensionsv1beta1.SchemeGroupVersion, schema.GroupKind{Group: apiextensionsv1beta1.GroupName})
+	etcd.SkipHealthEndpoints = true
+	if err := etcd.ApplyTo(&generic.Config); err != nil {
+		return nil, fmt.Errorf("applying etcd options to apiextensions: %w", err)
+	}
+	generic.RESTOptionsGetter = wstorage.RESTOptionsGetter{
+		Delegate: generic.RESTOptionsGetter,
+		Global:   map[schema.GroupResource]bool{apiextensionsv1.Resource("customresourcedefinitions"): true},
+	}
+	rc := serverstorage.NewResourceConfig()
+	rc.EnableVersions(apiextensionsv1.SchemeGroupVersion)
+	generic.MergedResourceConfig = rc
+	crdGetter := apiextensionsoptions.NewCRDRESTOptionsGetter(etcd, generic.ResourceTransformers, generic.StorageObjectCountTracker)
+	return &apiextensionsapiserver.Config{
+		GenericConfig: &generic,
+		ExtraConfig: apiextensionsapiserver.ExtraConfig{
+			CRDRESTOptionsGetter: wstorage.RESTOptionsGetter{Delegate: crdGetter},
+			MasterCount:          1,
+		},
+	}, nil
+}
+
+func (o *Options) writeKubeconfig(extra *ExtraConfig) error {
+	chain, err := os.ReadFile(o.SecureServing.ServerCert.CertKey.CertFile)
+	if err != nil {
+		return fmt.Errorf("reading serving certificate: %w", err)
+	}
+	if extra.CAData, err = bootstrap.RootCA(chain); err != nil {
+		return err
+	}
+	extra.KubeconfigPath = filepath.Join(o.DataDir, "admin.kubeconfig")
+	return bootstrap.WriteKubeconfig(extra.KubeconfigPath, bootstrap.Kubeconfig{
+		Server: o.ExternalURL + "/clusters/root", CAData: extra.CAData, Token: extra.AdminToken,
+	})
+}
+
+func newEtcdClient(t storagebackend.TransportConfig) (*clientv3.Client, error) {
+	var tlsCfg *tls.Config
+	if t.CertFile != "" || t.KeyFile != "" || t.TrustedCAFile != "" {
+		info := transport.TLSInfo{CertFile: t.CertFile, KeyFile: t.KeyFile, TrustedCAFile: t.TrustedCAFile}
+		var err error
+		if tlsCfg, err = info.ClientConfig(); err != nil {
+			return nil, fmt.Errorf("etcd client TLS: %w", err)
+		}
+	}
+	c, err := clientv3.New(clientv3.Config{Endpoints: t.ServerList, TLS: tlsCfg, DialTimeout: 20 * time.Second, Logger: nil})
+	if err != nil {
+		return nil, fmt.Errorf("connecting to etcd: %w", err)
+	}
+	klog.V(2).InfoS("Connected to etcd", "endpoints", t.ServerList)
+	return c, nil
+}

@@ -1,0 +1,99 @@
+// Package server assembles wharf-hub in the sample-apiserver style:
+// Options → Complete → Validate → Config → Complete → New → PrepareRun → Run.
+package server
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+
+	genericoptions "k8s.io/apiserver/pkg/server/options"
+	cliflag "k8s.io/component-base/cli/flag"
+)
+
+// Options are the hub's command-line options, grouped by subsystem.
+type Options struct {
+	// DataDir holds embedded etcd, generated certificates and credentials.
+	DataDir string
+	// ExternalURL is how clients reach the hub; it is written into
+	// Workspace status.URL and the admin kubeconfig.
+	ExternalURL string
+
+	SecureServing *genericoptions.SecureServingOptionsWithLoopback
+	Etcd          *genericoptions.EtcdOptions
+
+	// TokenAuthFile is a static token CSV (token,user,uid,"group1,group2").
+	TokenAuthFile string
+}
+
+// NewOptions returns options with the defaults documented in the flags.
+func NewOptions() *Options {
+	o := &Options{
+		DataDir:       ".wharf",
+		SecureServing: genericoptions.NewSecureServingOptions().WithLoopback(),
+		Etcd:          genericoptions.NewEtcdOptions(newStorageConfig()),
+	}
+	o.SecureServing.BindPort = 9443
+	o.SecureServing.BindAddress = net.ParseIP("127.0.0.1")
+	o.SecureServing.ServerCert.PairName = "serving"
+	// Empty means <data-dir>/pki, filled in by Complete.
+	o.SecureServing.ServerCert.CertDirectory = ""
+	return o
+}
+
+// Flags returns the flags grouped by subsystem, for usage output.
+func (o *Options) Flags() cliflag.NamedFlagSets {
+	var fss cliflag.NamedFlagSets
+	g := fss.FlagSet("hub")
+	g.StringVar(&o.DataDir, "data-dir", o.DataDir, "Directory for embedded etcd, generated certificates, the admin token and admin.kubeconfig.")
+	g.StringVar(&o.ExternalURL, "external-url", o.ExternalURL, "URL clients use to reach the hub (default https://<bind-address>:<secure-port>).")
+	o.SecureServing.AddFlags(fss.FlagSet("secure serving"))
+	o.Etcd.AddFlags(fss.FlagSet("etcd"))
+	fss.FlagSet("etcd").Lookup("etcd-servers").Usage = "Endpoints of an external etcd cluster. Empty (the default) runs an embedded etcd under --data-dir."
+	a := fss.FlagSet("authentication")
+	a.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "CSV file of static bearer tokens: token,user,uid,\"group1,group2\".")
+	return fss
+}
+
+// Complete fills in defaults that depend on other options.
+func (o *Options) Complete() error {
+	abs, err := filepath.Abs(o.DataDir)
+	if err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	o.DataDir = abs
+	if o.SecureServing.ServerCert.CertDirectory == "" {
+		o.SecureServing.ServerCert.CertDirectory = filepath.Join(o.DataDir, "pki")
+	}
+	if o.ExternalURL == "" {
+		host := o.SecureServing.BindAddress.String()
+		if o.SecureServing.BindAddress.IsUnspecified() {
+			host = "127.0.0.1"
+		}
+		o.ExternalURL = (&url.URL{Scheme: "https", Host: net.JoinHostPort(host, fmt.Sprint(o.SecureServing.BindPort))}).String()
+	}
+	return nil
+}
+
+// Validate reports every invalid option at once.
+func (o *Options) Validate() []error {
+	var errs []error
+	errs = append(errs, o.SecureServing.Validate()...)
+	if len(o.Etcd.StorageConfig.Transport.ServerList) > 0 {
+		errs = append(errs, o.Etcd.Validate()...)
+	}
+	if o.SecureServing.BindPort == 0 {
+		errs = append(errs, fmt.Errorf("--secure-port must be set: the hub serves TLS only"))
+	}
+	if u, err := url.Parse(o.ExternalURL); err != nil || u.Scheme != "https" || u.Host == "" {
+		errs = append(errs, fmt.Errorf("--external-url %q must be an absolute https URL", o.ExternalURL))
+	}
+	if o.TokenAuthFile != "" {
+		if _, err := os.Stat(o.TokenAuthFile); err != nil {
+			errs = append(errs, fmt.Errorf("--token-auth-file: %w", err))
+		}
+	}
+	return errs
+}

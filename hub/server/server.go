@@ -1,0 +1,185 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/healthz"
+	"k8s.io/klog/v2"
+
+	tenancyv1alpha1 "github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1"
+	"github.com/wharfhub/wharf/hub/cluster"
+	"github.com/wharfhub/wharf/hub/crdcleanup"
+	"github.com/wharfhub/wharf/hub/registry"
+	wstorage "github.com/wharfhub/wharf/hub/storage"
+	"github.com/wharfhub/wharf/hub/workspaces"
+)
+
+// completedConfig is private so that New can only be reached through
+// Complete.
+type completedConfig struct {
+	generic       genericapiserver.CompletedConfig
+	apiextensions *Config
+	extra         *ExtraConfig
+}
+
+// CompletedConfig is a Config after Complete.
+type CompletedConfig struct{ *completedConfig }
+
+// Complete fills in the generic server's derived fields.
+func (c *Config) Complete() CompletedConfig {
+	return CompletedConfig{&completedConfig{generic: c.Generic.Complete(), apiextensions: c, extra: &c.Extra}}
+}
+
+// Hub is a constructed, not yet running, hub.
+type Hub struct {
+	Generic    *genericapiserver.GenericAPIServer
+	Extra      *ExtraConfig
+	rootID     cluster.ID
+	namespaces rest.Creater
+}
+
+// New builds the server chain: the hub's own groups in front, with the CRD
+// server as its delegate for everything else under /apis.
+func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
+	apiext := c.apiextensions.APIExtensions.Complete()
+	// apiextensions' Complete turns discovery off because upstream the
+	// aggregator serves it; here nothing else would.
+	apiext.GenericConfig.EnableDiscovery = true
+	crdServer, err := apiext.New(genericapiserver.NewEmptyDelegate())
+	if err != nil {
+		return nil, fmt.Errorf("creating CRD server: %w", err)
+	}
+	s, err := c.generic.New("wharf-hub", crdServer.GenericAPIServer)
+	if err != nil {
+		return nil, fmt.Errorf("creating hub server: %w", err)
+	}
+	x := c.extra
+	rootID, err := x.Index.EnsureRoot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	h := &Hub{Generic: s, Extra: x, rootID: rootID}
+
+	optsGetter := c.generic.RESTOptionsGetter
+	builtin, err := registry.NewBuiltinStorage(x.Scheme, optsGetter)
+	if err != nil {
+		return nil, err
+	}
+	nsStore := builtin[corev1.SchemeGroupVersion]["namespaces"]
+	h.namespaces = nsStore.(rest.Creater)
+	wsREST, wsStatus, err := workspaces.NewREST(x.Scheme, optsGetter, x.Index, x.ExternalURL, h.namespaces)
+	if err != nil {
+		return nil, err
+	}
+	builtin[tenancyv1alpha1.SchemeGroupVersion] = map[string]rest.Storage{"workspaces": wsREST, "workspaces/status": wsStatus}
+
+	paramCodec := metav1.ParameterCodec
+	for _, gv := range servedGroupVersions {
+		info := genericapiserver.NewDefaultAPIGroupInfo(gv.Group, x.Scheme, paramCodec, x.Codecs)
+		info.VersionedResourcesStorageMap[gv.Version] = builtin[gv]
+		if gv.Group == "" {
+			err = s.InstallLegacyAPIGroup(genericapiserver.DefaultLegacyAPIPrefix, &info)
+		} else {
+			err = s.InstallAPIGroup(&info)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("installing %s: %w", gv, err)
+		}
+	}
+
+	wsController := workspaces.NewController(wsREST, wsStatus, x.Index, x.EtcdClient, x.EtcdPrefix)
+	reserved := sets.New[string]()
+	for gv, m := range builtin {
+		for res := range m {
+			reserved.Insert(wstorage.ResourcePrefix(gv.Group, res))
+		}
+	}
+	crdClient, err := apiextensionsclient.NewForConfig(s.LoopbackClientConfig)
+	if err != nil {
+		return nil, err
+	}
+	crdController := crdcleanup.New(crdClient, x.EtcdClient, x.EtcdPrefix, reserved)
+
+	s.AddPostStartHookOrDie("wharf-workspace-index", func(hc genericapiserver.PostStartHookContext) error {
+		go x.Index.Run(hc)
+		return nil
+	})
+	s.AddPostStartHookOrDie("wharf-root-workspace", func(hc genericapiserver.PostStartHookContext) error {
+		return h.ensureDefaultNamespace(hc)
+	})
+	s.AddPostStartHookOrDie("wharf-workspace-deletion", func(hc genericapiserver.PostStartHookContext) error {
+		go wsController.Run(hc, 2)
+		go runWorkspaceMetrics(hc, wsController.Lister(), x.Index)
+		return nil
+	})
+	s.AddPostStartHookOrDie("wharf-crd-cleanup", func(hc genericapiserver.PostStartHookContext) error {
+		go crdController.Run(hc)
+		return nil
+	})
+	if err := s.AddReadyzChecks(
+		healthz.NamedCheck("wharf-workspace-index", func(*http.Request) error {
+			if !x.Index.HasSynced() {
+				return fmt.Errorf("workspace index not synced")
+			}
+			return nil
+		}),
+		healthz.NamedCheck("wharf-workspace-controller", func(*http.Request) error {
+			if !wsController.HasSynced() {
+				return fmt.Errorf("workspace controller not synced")
+			}
+			return nil
+		}),
+	); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// ensureDefaultNamespace creates root's default namespace on first start.
+func (h *Hub) ensureDefaultNamespace(ctx context.Context) error {
+	nsCtx := request.WithNamespace(cluster.WithCluster(ctx, h.rootID), metav1.NamespaceNone)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: metav1.NamespaceDefault}}
+	var lastErr error
+	for i := 0; i < 60; i++ {
+		_, err := h.namespaces.Create(nsCtx, ns.DeepCopy(), rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
+		if err == nil || apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		lastErr = err
+		klog.V(2).InfoS("Waiting to create root default namespace", "err", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+	return fmt.Errorf("creating root default namespace: %w", lastErr)
+}
+
+// Run serves until ctx is done, then shuts down in order: the apiserver
+// first, embedded etcd last.
+func (h *Hub) Run(ctx context.Context) error {
+	defer func() {
+		_ = h.Extra.EtcdClient.Close()
+		if h.Extra.Embedded != nil {
+			h.Extra.Embedded.Close()
+		}
+	}()
+	prepared := h.Generic.PrepareRun()
+	klog.InfoS("Wharf hub starting", "url", h.Extra.ExternalURL, "rootCluster", h.rootID)
+	return prepared.RunWithContext(ctx)
+}
+
+// RootCluster returns the logical cluster id of root.
+func (h *Hub) RootCluster() cluster.ID { return h.rootID }
