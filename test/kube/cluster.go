@@ -32,7 +32,8 @@ type Options struct {
 	Replicas int
 	// Users get static bearer tokens; see Cluster.UserConfig.
 	Users []User
-	// APIServerArgs are appended to every replica's command line, e.g.
+	// APIServerArgs are appended to every replica's command line, so a
+	// repeated flag overrides the fixture's, e.g.
 	// "--disable-admission-plugins=ServiceAccount".
 	APIServerArgs []string
 	// StartTimeout bounds each process's wait for readiness; 0 means 2m,
@@ -126,10 +127,11 @@ func (c *Cluster) prepare() error {
 	if err := c.writeTokens(); err != nil {
 		return err
 	}
-	if c.etcd, err = newEtcd(c.bins.Etcd, c.dir, c.logDir); err != nil {
+	ports := newPortPicker()
+	if c.etcd, err = newEtcd(c.bins.Etcd, c.dir, c.logDir, ports); err != nil {
 		return err
 	}
-	port, err := freePort(ips)
+	port, err := ports.pick(ips)
 	if err != nil {
 		return fmt.Errorf("apiserver port: %w", err)
 	}

@@ -23,18 +23,15 @@ type etcdServer struct {
 	proc      *process
 }
 
-func newEtcd(bin, dir, logDir string) (*etcdServer, error) {
+func newEtcd(bin, dir, logDir string, ports *portPicker) (*etcdServer, error) {
 	lo := []net.IP{replicaIP(0)}
-	clientPort, err := freePort(lo)
+	clientPort, err := ports.pick(lo)
 	if err != nil {
 		return nil, fmt.Errorf("etcd client port: %w", err)
 	}
-	peerPort, err := freePort(lo)
+	peerPort, err := ports.pick(lo)
 	if err != nil {
 		return nil, fmt.Errorf("etcd peer port: %w", err)
-	}
-	if peerPort == clientPort {
-		return nil, fmt.Errorf("etcd client and peer ports collided on %d", peerPort)
 	}
 	return &etcdServer{
 		bin:       bin,

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"errors"
+	"net"
 	"os/exec"
 	"strings"
 	"testing"
@@ -105,5 +106,21 @@ func TestWriteTokensRejectsBadUsers(t *testing.T) {
 				t.Fatalf("%d tokens, want %d", len(c.userTokens), len(tc.users)+1)
 			}
 		})
+	}
+}
+
+func TestPortPickerNeverRepeats(t *testing.T) {
+	pp := newPortPicker()
+	ips := []net.IP{replicaIP(0), replicaIP(1)}
+	seen := map[int]bool{}
+	for range 20 {
+		p, err := pp.pick(ips)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[p] {
+			t.Fatalf("port %d handed out twice", p)
+		}
+		seen[p] = true
 	}
 }
