@@ -15,7 +15,16 @@
 //
 // Because kube-apiserver runs with --endpoint-reconciler-type=none (it exits
 // with "cannot use public IP" otherwise), the fixture itself keeps the
-// default/kubernetes Endpoints and EndpointSlice listing every running
-// replica. Replica i listens on 127.0.0.(i+1), all on the same port, the
-// shape a real multi-master cluster has.
+// default/kubernetes EndpointSlice listing every running replica. Replica i
+// listens on 127.0.0.(i+1), all on the same port, the shape a real
+// multi-master cluster has. The slice's addressType is FQDN with IP-literal
+// addresses, because API validation rejects loopback IPs in IPv4 slices and
+// in v1 Endpoints; v1 Endpoints (deprecated) is therefore not written.
+//
+// A typical test:
+//
+//	c := kube.Start(t, kube.Options{Users: []kube.User{{Name: "alice"}}})
+//	c.CreateNamespace(t, "team-a")
+//	c.ApplyYAML(t, crdAndInstances)
+//	cs, _ := kubernetes.NewForConfig(c.ImpersonateConfig("bob", "devs"))
 package kube
