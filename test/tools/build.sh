@@ -9,15 +9,15 @@
 #   build.sh --print-dir  print that directory without building (for make variables)
 #
 # Cache root: $WHARF_KUBE_TOOLS_CACHE if set, else <repo>/.cache/kube-tools
-# (gitignored). A cold build takes about 4 minutes on 2 cores and ~3 GB of
-# memory; a warm one (Go build cache present) well under a minute.
+# (gitignored). A cold build takes about 4 minutes on 2 idle cores (about 10
+# on a busy machine) and ~3 GB of memory; with the Go build cache warm it is
+# a link step of about 10 s.
 # Progress goes to stderr so callers can parse stdout.
 set -euo pipefail
 
 # Everything lives in main so bash parses the whole file before running it:
 # editing this script during a long build cannot corrupt the running copy.
 main() {
-
   tools_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
   repo_root="$(cd "$tools_dir/../.." && pwd)"
   cache_root="${WHARF_KUBE_TOOLS_CACHE:-$repo_root/.cache/kube-tools}"
@@ -36,9 +36,11 @@ main() {
     ldflags+=" -X $pkg.gitMinor=$kube_minor"
     ldflags+=" -X $pkg.gitTreeState=clean"
   done
+  build_flags=(-trimpath -ldflags "$ldflags")
   # -p 2: CI and developer machines have 2 cores shared with other compiles;
-  # more parallel compiles only raise peak memory.
-  build_flags=(-trimpath -p "${KUBE_TOOLS_BUILD_P:-2}" -ldflags "$ldflags")
+  # more parallel compiles only raise peak memory. Not part of the key: it
+  # does not change the binaries.
+  par_flags=(-p "${KUBE_TOOLS_BUILD_P:-2}")
 
   key="$(
     {
@@ -89,7 +91,7 @@ main() {
   trap cleanup EXIT
 
   echo "kube-tools: building kube-apiserver, etcd and kubectl $kube_version into $out_dir" >&2
-  echo "kube-tools: a cold build takes ~4 min on 2 cores and ~3 GB RAM; progress every 30 s" >&2
+  echo "kube-tools: a cold build takes 4-10 min on 2 cores and ~3 GB RAM; progress every 30 s" >&2
   start=$SECONDS
   # go build prints nothing while compiling for minutes; a heartbeat shows the
   # build is alive rather than hung.
@@ -111,7 +113,7 @@ main() {
     cd "$tools_dir"
     # GOWORK=off: a go.work at the repository root must not pull this module
     # into the main module's workspace or vice versa.
-    GOWORK=off CGO_ENABLED=0 "$go_bin" build "${build_flags[@]}" -o "$tmp_dir/" tool
+    GOWORK=off CGO_ENABLED=0 "$go_bin" build "${par_flags[@]}" "${build_flags[@]}" -o "$tmp_dir/" tool
   ) >&2
 
   # The etcd server's main package is go.etcd.io/etcd/server/v3, so go names
