@@ -86,11 +86,13 @@ type hub struct {
 
 func newHub(t testing.TB, opts Options) *hub {
 	t.Helper()
-	return newHubOn(t, opts, nil)
+	srvTLS, cliTLS := testTLS(t)
+	return newHubOn(t, opts, nil, srvTLS, cliTLS)
 }
 
-// newHubOn starts the hub on ln, or on a fresh loopback port if ln is nil.
-func newHubOn(t testing.TB, opts Options, ln net.Listener) *hub {
+// newHubOn starts the hub on ln, or on a fresh loopback port if ln is nil,
+// with the given TLS configurations.
+func newHubOn(t testing.TB, opts Options, ln net.Listener, srvTLS, cliTLS *tls.Config) *hub {
 	t.Helper()
 	h := &hub{t: t, srv: NewServer("/pickup", opts), dialers: make(chan *Dialer, 16)}
 	mux := http.NewServeMux()
@@ -116,8 +118,7 @@ func newHubOn(t testing.TB, opts Options, ln net.Listener) *hub {
 		h.hs.Listener.Close()
 		h.hs.Listener = ln
 	}
-	var srvTLS *tls.Config
-	srvTLS, h.cliTLS = testTLS(t)
+	h.cliTLS = cliTLS
 	h.hs.TLS = srvTLS
 	h.hs.StartTLS()
 	t.Cleanup(h.close)
