@@ -18,7 +18,7 @@ func TestBackoffCeiling(t *testing.T) {
 		{4, 16 * time.Second},
 		{5, 30 * time.Second},
 		{6, 30 * time.Second},
-		{63, 30 * time.Second},  // no shift overflow
+		{63, 30 * time.Second},   // no shift overflow
 		{1000, 30 * time.Second}, // ditto
 		{-1, time.Second},
 	}

@@ -94,14 +94,16 @@ func (d *Dialer) Close() error {
 func (d *Dialer) shutdown(err error) {
 	d.once.Do(func() {
 		d.err = err
+		// Unregister first: once Done is closed, Server.Dialer must no
+		// longer return this dialer.
+		d.s.unregister(d)
 		d.cancel()
 		close(d.done)
-		d.wmu.Lock()
+		// WriteControl may run concurrently with a blocked data write, so
+		// a stuck peer cannot hold shutdown up.
 		msg := websocket.FormatCloseMessage(websocket.CloseGoingAway, "")
 		_ = d.ws.WriteControl(websocket.CloseMessage, msg, time.Now().Add(100*time.Millisecond))
-		d.wmu.Unlock()
 		d.ws.Close()
-		d.s.unregister(d)
 	})
 }
 

@@ -95,10 +95,10 @@ func (l *Listener) shutdown(err error) {
 		l.err = err
 		l.cancel()
 		close(l.done)
-		l.wmu.Lock()
+		// WriteControl may run concurrently with a blocked data write, so
+		// a stuck peer cannot hold shutdown up.
 		msg := websocket.FormatCloseMessage(websocket.CloseGoingAway, "")
 		_ = l.ctl.WriteControl(websocket.CloseMessage, msg, time.Now().Add(100*time.Millisecond))
-		l.wmu.Unlock()
 		l.ctl.Close()
 	})
 }

@@ -1,9 +1,9 @@
 package revdial
 
 import (
+	"context"
 	"fmt"
 	"net"
-	"context"
 	"sync/atomic"
 	"testing"
 	"time"
