@@ -58,6 +58,7 @@ kube-tools-for-test:
 
 bench: build
 	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
+	cd test/bench/revdial && GOTOOLCHAIN=go1.27.3 $(GO) test -run='^$$' -bench=Compare -benchtime=1x -timeout=30m .
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
