@@ -15,7 +15,7 @@ export WHARF_BIN_DIR := $(BIN)
 # $WHARF_KUBE_TOOLS_CACHE. Lazily evaluated; `make -s kube-tools-dir` prints it.
 KUBE_TOOLS_DIR = $(shell GO=$(GO) bash test/tools/build.sh --print-dir)
 
-.PHONY: all build run test unit e2e bench lint fmt clean
+.PHONY: all build run test unit e2e bench lint fmt clean generate
 .PHONY: kube-tools kube-tools-dir kube-tools-for-test
 
 all: build
@@ -59,6 +59,23 @@ kube-tools-for-test:
 bench: build
 	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
 	cd test/bench/revdial && GOTOOLCHAIN=go1.27.3 $(GO) test -run='^$$' -bench=Compare -benchtime=1x -timeout=30m .
+
+# generate rewrites the deepcopy and OpenAPI code of the hub's API types.
+# The OpenAPI definitions also cover the k8s.io/api groups the hub serves,
+# because server-side apply needs a schema for every served kind.
+KUBE_OPENAPI_VERSION := $(shell $(GO) list -m -f '{{.Version}}' k8s.io/kube-openapi)
+OPENAPI_PKGS := k8s.io/api/core/v1 k8s.io/api/rbac/v1 k8s.io/api/coordination/v1 \
+	k8s.io/api/authentication/v1 k8s.io/api/authorization/v1 k8s.io/api/autoscaling/v1 k8s.io/api/policy/v1 \
+	k8s.io/apimachinery/pkg/apis/meta/v1 k8s.io/apimachinery/pkg/runtime k8s.io/apimachinery/pkg/version \
+	k8s.io/apimachinery/pkg/api/resource k8s.io/apimachinery/pkg/util/intstr \
+	k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1 ./hub/apis/tenancy/v1alpha1
+generate:
+	$(GO) run k8s.io/code-generator/cmd/deepcopy-gen@v0.37.2 --output-file zz_generated.deepcopy.go \
+	  --go-header-file hub/openapi/header.txt ./hub/apis/tenancy/v1alpha1
+	$(GO) run k8s.io/kube-openapi/cmd/openapi-gen@$(KUBE_OPENAPI_VERSION) --output-dir hub/openapi \
+	  --output-pkg github.com/wharfhub/wharf/hub/openapi --output-file zz_generated.openapi.go \
+	  --output-model-name-file zz_generated.model_name.go \
+	  --go-header-file hub/openapi/header.txt --report-filename /dev/null $(OPENAPI_PKGS)
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

@@ -10,6 +10,7 @@ Copyright The Wharf Authors.
 package openapi
 
 import (
+	v1alpha1 "github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1"
 	v1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -29,10 +30,10 @@ import (
 
 func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
 	return map[string]common.OpenAPIDefinition{
-		"github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1.Workspace":        schema_hub_apis_tenancy_v1alpha1_Workspace(ref),
-		"github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1.WorkspaceList":    schema_hub_apis_tenancy_v1alpha1_WorkspaceList(ref),
-		"github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1.WorkspaceSpec":    schema_hub_apis_tenancy_v1alpha1_WorkspaceSpec(ref),
-		"github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1.WorkspaceStatus":  schema_hub_apis_tenancy_v1alpha1_WorkspaceStatus(ref),
+		v1alpha1.Workspace{}.OpenAPIModelName():                                schema_hub_apis_tenancy_v1alpha1_Workspace(ref),
+		v1alpha1.WorkspaceList{}.OpenAPIModelName():                            schema_hub_apis_tenancy_v1alpha1_WorkspaceList(ref),
+		v1alpha1.WorkspaceSpec{}.OpenAPIModelName():                            schema_hub_apis_tenancy_v1alpha1_WorkspaceSpec(ref),
+		v1alpha1.WorkspaceStatus{}.OpenAPIModelName():                          schema_hub_apis_tenancy_v1alpha1_WorkspaceStatus(ref),
 		v1.BoundObjectReference{}.OpenAPIModelName():                           schema_k8sio_api_authentication_v1_BoundObjectReference(ref),
 		v1.SelfSubjectReview{}.OpenAPIModelName():                              schema_k8sio_api_authentication_v1_SelfSubjectReview(ref),
 		v1.SelfSubjectReviewStatus{}.OpenAPIModelName():                        schema_k8sio_api_authentication_v1_SelfSubjectReviewStatus(ref),
@@ -461,20 +462,20 @@ func schema_hub_apis_tenancy_v1alpha1_Workspace(ref common.ReferenceCallback) co
 					"spec": {
 						SchemaProps: spec.SchemaProps{
 							Default: map[string]interface{}{},
-							Ref:     ref("github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1.WorkspaceSpec"),
+							Ref:     ref(v1alpha1.WorkspaceSpec{}.OpenAPIModelName()),
 						},
 					},
 					"status": {
 						SchemaProps: spec.SchemaProps{
 							Default: map[string]interface{}{},
-							Ref:     ref("github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1.WorkspaceStatus"),
+							Ref:     ref(v1alpha1.WorkspaceStatus{}.OpenAPIModelName()),
 						},
 					},
 				},
 			},
 		},
 		Dependencies: []string{
-			"github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1.WorkspaceSpec", "github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1.WorkspaceStatus", metav1.ObjectMeta{}.OpenAPIModelName()},
+			v1alpha1.WorkspaceSpec{}.OpenAPIModelName(), v1alpha1.WorkspaceStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
 	}
 }
 
@@ -511,7 +512,7 @@ func schema_hub_apis_tenancy_v1alpha1_WorkspaceList(ref common.ReferenceCallback
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
-										Ref: ref("github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1.Workspace"),
+										Ref: ref(v1alpha1.Workspace{}.OpenAPIModelName()),
 									},
 								},
 							},
@@ -522,7 +523,7 @@ func schema_hub_apis_tenancy_v1alpha1_WorkspaceList(ref common.ReferenceCallback
 			},
 		},
 		Dependencies: []string{
-			"github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1.Workspace", metav1.ListMeta{}.OpenAPIModelName()},
+			v1alpha1.Workspace{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
 	}
 }
 

@@ -6,6 +6,7 @@
 // stable 16-character base36 id recorded in status.cluster.
 //
 // +k8s:openapi-gen=true
+// +k8s:openapi-model-package=com.github.wharfhub.wharf.hub.apis.tenancy.v1alpha1
 // +k8s:deepcopy-gen=package
 // +groupName=tenancy.wharf.dev
 package v1alpha1

@@ -1,0 +1,304 @@
+package hub
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wharfhub/wharf/test/kube"
+)
+
+var (
+	buildOnce sync.Once
+	hubBin    string
+	buildErr  error
+)
+
+// hubBinary returns the wharf-hub binary: $WHARF_BIN_DIR/wharf-hub when set
+// (make test builds it first), else one built for this test run.
+func hubBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		if dir := os.Getenv("WHARF_BIN_DIR"); dir != "" {
+			hubBin = filepath.Join(dir, "wharf-hub")
+			_, buildErr = os.Stat(hubBin)
+			return
+		}
+		root, err := kube.RepoRoot()
+		if err != nil {
+			buildErr = err
+			return
+		}
+		dir, err := os.MkdirTemp("", "wharf-e2e-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		hubBin = filepath.Join(dir, "wharf-hub")
+		cmd := exec.Command("go", "build", "-o", hubBin, "./cmd/wharf-hub")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build wharf-hub: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return hubBin
+}
+
+// hubOptions configure one hub process.
+type hubOptions struct {
+	dataDir     string   // default: a fresh temp dir
+	etcdServers []string // default: embedded etcd
+	extraArgs   []string
+}
+
+// hubProc is a running wharf-hub.
+type hubProc struct {
+	t          *testing.T
+	opts       hubOptions
+	port       int
+	URL        string
+	Token      string
+	Kubecfg    string
+	kubectlBin string
+	cmd        *exec.Cmd
+	log        *lockedWriter
+	done       chan error
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startHub starts wharf-hub and waits until /readyz answers ok. The process
+// is stopped when the test ends; its log is printed if the test failed.
+func startHub(t *testing.T, opts hubOptions) *hubProc {
+	t.Helper()
+	if opts.dataDir == "" {
+		opts.dataDir = t.TempDir()
+	}
+	h := &hubProc{t: t, opts: opts, kubectlBin: kube.KubectlPath(t)}
+	h.start()
+	t.Cleanup(func() {
+		h.stop()
+		if t.Failed() {
+			t.Logf("wharf-hub log (%s):\n%s", h.URL, h.log.String())
+		}
+	})
+	return h
+}
+
+func (h *hubProc) start() {
+	t := h.t
+	t.Helper()
+	h.port = freePort(t)
+	args := []string{"--data-dir", h.opts.dataDir, "--secure-port", fmt.Sprint(h.port), "--bind-address", "127.0.0.1"}
+	if len(h.opts.etcdServers) > 0 {
+		args = append(args, "--etcd-servers", strings.Join(h.opts.etcdServers, ","))
+	}
+	args = append(args, h.opts.extraArgs...)
+	h.cmd = exec.Command(hubBinary(t), args...)
+	h.log = &lockedWriter{}
+	h.cmd.Stdout, h.cmd.Stderr = h.log, h.log
+	if err := h.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	h.done = make(chan error, 1)
+	go func() { h.done <- h.cmd.Wait() }()
+	h.URL = fmt.Sprintf("https://127.0.0.1:%d", h.port)
+	h.Kubecfg = filepath.Join(h.opts.dataDir, "admin.kubeconfig")
+	if err := h.waitReady(90 * time.Second); err != nil {
+		h.stop()
+		t.Fatalf("wharf-hub not ready: %v\n%s", err, h.log.String())
+	}
+}
+
+func (h *hubProc) waitReady(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	var last error
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-h.done:
+			return fmt.Errorf("exited early: %v", err)
+		default:
+		}
+		if tok, err := os.ReadFile(filepath.Join(h.opts.dataDir, "admin-token")); err == nil {
+			h.Token = strings.TrimSpace(string(tok))
+			code, body, err := h.get("/readyz")
+			if err == nil && code == http.StatusOK {
+				return nil
+			}
+			last = fmt.Errorf("readyz %d %s %v", code, body, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("timeout after %s: %v", timeout, last)
+}
+
+// stop sends SIGTERM and waits for a clean exit.
+func (h *hubProc) stop() {
+	if h.cmd == nil || h.cmd.Process == nil {
+		return
+	}
+	_ = h.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-h.done:
+	case <-time.After(30 * time.Second):
+		_ = h.cmd.Process.Kill()
+		<-h.done
+	}
+	h.cmd = nil
+}
+
+// restart stops the hub and starts it again on the same data dir and etcd.
+func (h *hubProc) restart() {
+	h.stop()
+	h.start()
+}
+
+// client trusts the CA from the admin kubeconfig's data dir.
+func (h *hubProc) client() *http.Client {
+	pool := x509.NewCertPool()
+	if pem, err := os.ReadFile(filepath.Join(h.opts.dataDir, "pki", "serving.crt")); err == nil {
+		pool.AppendCertsFromPEM(pem)
+	}
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+}
+
+// get performs an authenticated GET as the admin.
+func (h *hubProc) get(path string) (int, string, error) {
+	return h.getAs(h.Token, path)
+}
+
+func (h *hubProc) getAs(token, path string) (int, string, error) {
+	req, err := http.NewRequest(http.MethodGet, h.URL+path, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := h.client().Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	_, _ = b.ReadFrom(resp.Body)
+	return resp.StatusCode, b.String(), nil
+}
+
+// kubectl runs the real kubectl against a workspace ("" means the
+// kubeconfig's default, root) and returns combined output.
+func (h *hubProc) kubectl(ws string, args ...string) (string, error) {
+	return h.kubectlCtx(context.Background(), ws, args...)
+}
+
+func (h *hubProc) kubectlCtx(ctx context.Context, ws string, args ...string) (string, error) {
+	full := []string{"--kubeconfig", h.Kubecfg}
+	if ws != "" {
+		full = append(full, "--server", h.URL+"/clusters/"+ws)
+	}
+	full = append(full, args...)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, h.kubectlBin, full...)
+	cmd.Env = append(os.Environ(), "KUBECACHEDIR="+filepath.Join(h.opts.dataDir, "kubecache"))
+	out, err := cmd.CombinedOutput()
+	return strings.TrimSpace(string(out)), err
+}
+
+// mustKubectl fails the test when kubectl fails.
+func (h *hubProc) mustKubectl(ws string, args ...string) string {
+	h.t.Helper()
+	out, err := h.kubectl(ws, args...)
+	if err != nil {
+		h.t.Fatalf("kubectl %s (workspace %q): %v\n%s", strings.Join(args, " "), ws, err, out)
+	}
+	return out
+}
+
+// apply pipes a manifest into kubectl.
+func (h *hubProc) applyStdin(ws, manifest string, args ...string) (string, error) {
+	full := []string{"--kubeconfig", h.Kubecfg}
+	if ws != "" {
+		full = append(full, "--server", h.URL+"/clusters/"+ws)
+	}
+	full = append(full, args...)
+	full = append(full, "-f", "-")
+	cmd := exec.Command(h.kubectlBin, full...)
+	cmd.Stdin = strings.NewReader(manifest)
+	cmd.Env = append(os.Environ(), "KUBECACHEDIR="+filepath.Join(h.opts.dataDir, "kubecache"))
+	out, err := cmd.CombinedOutput()
+	return strings.TrimSpace(string(out)), err
+}
+
+func (h *hubProc) mustApply(ws, manifest string, args ...string) string {
+	h.t.Helper()
+	out, err := h.applyStdin(ws, manifest, args...)
+	if err != nil {
+		h.t.Fatalf("kubectl %v -f - (workspace %q): %v\n%s\n---\n%s", args, ws, err, out, manifest)
+	}
+	return out
+}
+
+// createWorkspace creates a child workspace of parent and returns its id.
+func (h *hubProc) createWorkspace(parent, name string) string {
+	h.t.Helper()
+	h.mustApply(parent, fmt.Sprintf("apiVersion: tenancy.wharf.dev/v1alpha1\nkind: Workspace\nmetadata:\n  name: %s\n", name), "create")
+	return h.mustKubectl(parent, "get", "workspace", name, "-o", "jsonpath={.status.cluster}")
+}
+
+// eventually polls cond until it returns nil or the timeout passes.
+func eventually(t *testing.T, timeout time.Duration, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %s: %v", timeout, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// lockedWriter collects a process's output; the process writes from its
+// own goroutines while the test may read.
+type lockedWriter struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedWriter) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
