@@ -3,6 +3,7 @@ package revdial
 import (
 	"context"
 	"errors"
+	"io"
 	"testing"
 	"time"
 
@@ -130,5 +131,47 @@ func TestPickupFailedFailsDial(t *testing.T) {
 	}
 	if st := h.srv.Stats(); st.PickupFailures != 1 {
 		t.Fatalf("stats = %+v", st)
+	}
+}
+
+// TestCancelRacesPickup stages the other ordering: the pickup handler has
+// already spent the token when the dial is cancelled. The dial must still
+// return the cancellation, and the connection it would have received must
+// be closed, so the agent's side sees EOF instead of a caller.
+func TestCancelRacesPickup(t *testing.T) {
+	noLeaks(t)
+	h := newHub(t, fastOptions())
+	taken := make(chan struct{})
+	proceed := make(chan struct{})
+	h.srv.afterTake = func() {
+		close(taken)
+		<-proceed
+	}
+	ln, d := h.agent("a1", fastOptions(), nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		c, err := d.Dial(ctx)
+		if c != nil {
+			c.Close()
+		}
+		errc <- err
+	}()
+	<-taken
+	cancel()
+	close(proceed)
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("dial = %v, want context.Canceled", err)
+	}
+	c, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if n, err := c.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("agent read = %d, %v; want io.EOF from the closed orphan", n, err)
+	}
+	if d.Err() != nil {
+		t.Fatalf("tunnel died: %v", d.Err())
 	}
 }

@@ -66,8 +66,10 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	if tc.ClientSessionCache == nil {
 		tc.ClientSessionCache = tls.NewLRUClientSessionCache(64)
 	}
+	pool := new(sync.Pool) // shared by this client's pickups only
 	mk := func(buf int) *websocket.Dialer {
 		return &websocket.Dialer{
+			WriteBufferPool:  pool,
 			Proxy:            http.ProxyFromEnvironment,
 			TLSClientConfig:  tc,
 			HandshakeTimeout: cfg.Options.HandshakeTimeout,

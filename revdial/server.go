@@ -26,6 +26,9 @@ type Server struct {
 	// mintHook, when set by a test, sees every token with its Dial's
 	// context, so a test can prove which dial a pickup completed.
 	mintHook func(ctx context.Context, token string)
+	// afterTake, when set by a test, runs between spending a token and
+	// upgrading, to stage the race with a cancelled dial.
+	afterTake func()
 
 	mu      sync.Mutex
 	closed  bool
@@ -57,6 +60,9 @@ func NewServer(pickupPrefix string, opts Options) *Server {
 			HandshakeTimeout: opts.HandshakeTimeout,
 			ReadBufferSize:   chunkSize,
 			WriteBufferSize:  chunkSize,
+			// Pooled write buffers: an open but quiet connection then
+			// holds no write buffer.
+			WriteBufferPool: new(sync.Pool),
 			// Pickups are authorized by their token, not by ambient
 			// credentials, so the browser same-origin check does not apply.
 			CheckOrigin: func(*http.Request) bool { return true },
@@ -81,11 +87,20 @@ func (s *Server) Dialer(id string) (*Dialer, bool) {
 // the upgraded websocket to the Dial that minted it. Unknown, spent and
 // withdrawn tokens get 404 before any upgrade.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Refuse a request that cannot become a websocket before spending its
+	// token: a stray GET must not cost the agent its pickup.
+	if !websocket.IsWebSocketUpgrade(r) {
+		http.Error(w, "revdial: pickups are websocket upgrades", http.StatusBadRequest)
+		return
+	}
 	p := s.take(tokenFromPath(r.URL.Path), nil)
 	if p == nil {
 		s.stats.pickupRefused.Add(1)
 		http.Error(w, "revdial: unknown or expired pickup token", http.StatusNotFound)
 		return
+	}
+	if s.afterTake != nil {
+		s.afterTake()
 	}
 	ws, err := s.upgrader.Upgrade(w, r, nil)
 	if err != nil {
