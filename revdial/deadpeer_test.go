@@ -93,8 +93,8 @@ func (b *blackhole) close() {
 func TestDeadPeer(t *testing.T) {
 	noLeaks(t)
 	opts := fastOptions()
-	opts.KeepAliveInterval = 100 * time.Millisecond
-	opts.ReadDeadline = 500 * time.Millisecond
+	opts.KeepAliveInterval = 200 * time.Millisecond
+	opts.ReadDeadline = time.Second
 	opts.PickupWait = time.Hour // pending dials may only fail through tunnel death
 	h := newHub(t, opts)
 	bh := newBlackhole(t, h.hs.Listener.Addr().String())

@@ -29,7 +29,7 @@ func fastOptions() Options {
 		KeepAliveInterval: 100 * time.Millisecond,
 		ReadDeadline:      2 * time.Second,
 		PickupWait:        20 * time.Second,
-		HandshakeTimeout:  10 * time.Second,
+		HandshakeTimeout:  30 * time.Second,
 		WriteTimeout:      5 * time.Second,
 	}
 }

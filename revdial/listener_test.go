@@ -91,21 +91,24 @@ func readMsg(t *testing.T, ws *websocket.Conn) Message {
 
 func TestAgentPickupFailures(t *testing.T) {
 	tests := []struct {
-		name    string
-		pickup  http.HandlerFunc
-		wantErr string
+		name      string
+		pickup    http.HandlerFunc
+		handshake time.Duration
+		wantErr   string
 	}{
 		{
-			name:    "refused with 4xx",
-			pickup:  NewServer("/pickup", Options{}).ServeHTTP, // knows no token
-			wantErr: "Not Found",
+			name:      "refused with 4xx",
+			pickup:    NewServer("/pickup", Options{}).ServeHTTP, // knows no token
+			handshake: 30 * time.Second,
+			wantErr:   "Not Found",
 		},
 		{
 			name: "never answers",
 			pickup: func(w http.ResponseWriter, r *http.Request) {
 				<-r.Context().Done() // holds the request until the agent gives up
 			},
-			wantErr: "timeout",
+			handshake: 200 * time.Millisecond,
+			wantErr:   "timeout",
 		},
 	}
 	for _, tc := range tests {
@@ -113,7 +116,7 @@ func TestAgentPickupFailures(t *testing.T) {
 			noLeaks(t)
 			rh := newRawHub(t, tc.pickup)
 			opts := fastOptions()
-			opts.HandshakeTimeout = 200 * time.Millisecond
+			opts.HandshakeTimeout = tc.handshake
 			l, ctl := rh.connect(t, opts)
 
 			path := connPath("/pickup", newToken(), false)
