@@ -15,7 +15,18 @@ import (
 // TLS record so one chunk usually costs one record.
 const chunkSize = 32 << 10
 
-var chunkPool = sync.Pool{New: func() any { b := make([]byte, chunkSize); return &b }}
+// buffers pools read chunks. Each Server and Listener owns one, so that
+// the package keeps no global state.
+type buffers struct{ p sync.Pool }
+
+func newBuffers() *buffers {
+	b := &buffers{}
+	b.p.New = func() any { s := make([]byte, chunkSize); return &s }
+	return b
+}
+
+func (b *buffers) get() *[]byte  { return b.p.Get().(*[]byte) }
+func (b *buffers) put(s *[]byte) { b.p.Put(s) }
 
 // conn adapts a pickup websocket to net.Conn.
 //
@@ -25,7 +36,8 @@ var chunkPool = sync.Pool{New: func() any { b := make([]byte, chunkSize); return
 // one background goroutine that never sees a deadline, and Read applies the
 // deadline itself while waiting for that goroutine's chunks.
 type conn struct {
-	ws *websocket.Conn
+	ws   *websocket.Conn
+	bufs *buffers
 
 	startReader sync.Once
 	chunks      chan chunk    // filled by readLoop, closed when it ends
@@ -47,12 +59,13 @@ type chunk struct {
 	err error  // set on the last chunk
 }
 
-func newConn(ws *websocket.Conn, read, written *atomic.Int64) *conn {
+func newConn(ws *websocket.Conn, bufs *buffers, read, written *atomic.Int64) *conn {
 	if read == nil {
 		read, written = new(atomic.Int64), new(atomic.Int64)
 	}
 	return &conn{
 		ws:      ws,
+		bufs:    bufs,
 		chunks:  make(chan chunk, 4),
 		closed:  make(chan struct{}),
 		readDL:  newDeadline(),
@@ -75,13 +88,13 @@ func (c *conn) readLoop() {
 			continue // activations and future control frames carry no payload
 		}
 		for {
-			bp := chunkPool.Get().(*[]byte)
+			bp := c.bufs.get()
 			n, err := r.Read(*bp)
 			if n > 0 && !c.send(chunk{buf: bp, b: (*bp)[:n]}) {
 				return
 			}
 			if n == 0 {
-				chunkPool.Put(bp)
+				c.bufs.put(bp)
 			}
 			if err == io.EOF {
 				break
@@ -100,7 +113,7 @@ func (c *conn) send(ch chunk) bool {
 		return true
 	case <-c.closed:
 		if ch.buf != nil {
-			chunkPool.Put(ch.buf)
+			c.bufs.put(ch.buf)
 		}
 		return false
 	}
@@ -120,7 +133,7 @@ func (c *conn) Read(p []byte) (int, error) {
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
 	if len(c.cur.b) == 0 && c.cur.buf != nil {
-		chunkPool.Put(c.cur.buf)
+		c.bufs.put(c.cur.buf)
 		c.cur = chunk{}
 	}
 	if c.cur.b == nil {

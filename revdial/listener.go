@@ -23,6 +23,7 @@ type Listener struct {
 	opts Options
 	out  chan net.Conn // unbuffered; may be shared by a Client's sessions
 	sem  chan struct{} // bounds concurrent pickup handshakes
+	bufs *buffers
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -47,6 +48,7 @@ func newListener(control *websocket.Conn, open PickupFunc, opts Options, out cha
 		ctx: ctx, cancel: cancel, done: make(chan struct{}),
 	}
 	l.sem = make(chan struct{}, l.opts.MaxConcurrentPickups)
+	l.bufs = newBuffers()
 	control.SetReadLimit(MaxControlMessage)
 	l.tasks.Go(l.readLoop)
 	return l
@@ -165,7 +167,7 @@ func (l *Listener) pickup(connPath string) {
 		ws.Close()
 		return
 	}
-	c := newConn(ws, nil, nil)
+	c := newConn(ws, l.bufs, nil, nil)
 	select {
 	case l.out <- c:
 	case <-l.ctx.Done():

@@ -22,6 +22,7 @@ type Server struct {
 	prefix   string
 	upgrader websocket.Upgrader
 	stats    counters
+	bufs     *buffers
 
 	// mintHook, when set by a test, sees every token with its Dial's
 	// context, so a test can prove which dial a pickup completed.
@@ -69,6 +70,7 @@ func NewServer(pickupPrefix string, opts Options) *Server {
 		},
 		dialers: make(map[string]*Dialer),
 		pending: make(map[string]*pending),
+		bufs:    newBuffers(),
 	}
 }
 
@@ -108,7 +110,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.ch <- pickupResult{err: fmt.Errorf("revdial: pickup upgrade: %w", err)}
 		return
 	}
-	p.ch <- pickupResult{conn: newConn(ws, &s.stats.bytesRead, &s.stats.bytesWritten)}
+	p.ch <- pickupResult{conn: newConn(ws, s.bufs, &s.stats.bytesRead, &s.stats.bytesWritten)}
 }
 
 // mint registers a new token for d.

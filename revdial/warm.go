@@ -26,7 +26,7 @@ type warmConn struct {
 }
 
 // activation is the text frame that releases a warm pickup on the agent.
-var activation = []byte("go")
+const activation = "go"
 
 func newWarmPool(d *Dialer, size int) *warmPool {
 	return &warmPool{d: d, size: size, kick: make(chan struct{}, 1)}
@@ -137,7 +137,7 @@ func (c *conn) activate() error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	_ = c.ws.SetWriteDeadline(time.Now().Add(DefaultWriteTimeout))
-	err := c.ws.WriteMessage(websocket.TextMessage, activation)
+	err := c.ws.WriteMessage(websocket.TextMessage, []byte(activation))
 	_ = c.ws.SetWriteDeadline(time.Time{})
 	return err
 }
