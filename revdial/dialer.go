@@ -46,6 +46,9 @@ type Dialer struct {
 // NewDialer adopts an accepted control websocket as the tunnel of agent id.
 // A live dialer already registered under id is closed and replaced.
 func (s *Server) NewDialer(id string, control *websocket.Conn) (*Dialer, error) {
+	if control == nil {
+		return nil, errors.New("revdial: NewDialer: nil control websocket")
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &Dialer{id: id, s: s, ws: control, opts: s.opts, ctx: ctx, cancel: cancel, done: make(chan struct{})}
 	if s.opts.WarmPickups > 0 {

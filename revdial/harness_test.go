@@ -76,6 +76,8 @@ type hub struct {
 	hs      *httptest.Server
 	cliTLS  *tls.Config
 	dialers chan *Dialer
+	// upgradeErrs receives the errors of control upgrades that failed.
+	upgradeErrs chan error
 	// pickupHook, if set, replaces the pickup handler (to simulate a hub
 	// that refuses or never answers).
 	pickupHook http.HandlerFunc
@@ -94,11 +96,15 @@ func newHub(t testing.TB, opts Options) *hub {
 // with the given TLS configurations.
 func newHubOn(t testing.TB, opts Options, ln net.Listener, srvTLS, cliTLS *tls.Config) *hub {
 	t.Helper()
-	h := &hub{t: t, srv: NewServer("/pickup", opts), dialers: make(chan *Dialer, 16)}
+	h := &hub{t: t, srv: NewServer("/pickup", opts), dialers: make(chan *Dialer, 16), upgradeErrs: make(chan error, 16)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/control", func(w http.ResponseWriter, r *http.Request) {
 		d, err := h.srv.Upgrade(w, r, r.URL.Query().Get("id"))
 		if err != nil {
+			select {
+			case h.upgradeErrs <- err:
+			default:
+			}
 			return
 		}
 		select {
