@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -174,6 +175,11 @@ func (c *Client) openPickup(ctx context.Context, connPath string) (*websocket.Co
 	ref, err := url.Parse(connPath)
 	if err != nil {
 		return nil, fmt.Errorf("revdial: bad connPath %q: %w", connPath, err)
+	}
+	// The pickup carries this agent's credentials (Header), so it may only
+	// go back to the host the control channel came from.
+	if ref.Scheme != "" || ref.Host != "" || !strings.HasPrefix(ref.Path, "/") {
+		return nil, fmt.Errorf("revdial: connPath %q is not an absolute path on the control host", connPath)
 	}
 	return c.dial(ctx, c.pickups, c.url.ResolveReference(ref))
 }

@@ -71,7 +71,10 @@
 //     tunnel dies, the token is withdrawn and a later pickup is refused; a
 //     pickup that raced past that point is closed instead of delivered;
 //   - pickup-failed from an agent can only fail a dial of that agent's own
-//     tunnel.
+//     tunnel;
+//   - the agent ([Client]) only follows a connPath that is an absolute path
+//     on the control channel's host, so a conn-ready cannot send the
+//     agent's credentials anywhere else.
 //
 // Tokens appear in request paths, and so may appear in access logs; because
 // they are single-use and short-lived, a logged token is worthless once its
