@@ -77,6 +77,18 @@ func (b *blackhole) pipe(dst, src net.Conn) {
 	}
 }
 
+// reset drops every proxied connection with a TCP reset: the agent's
+// process or host died, and again no close frame was sent.
+func (b *blackhole) reset() {
+	b.frozen.Store(true)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, c := range b.conns {
+		_ = c.(*net.TCPConn).SetLinger(0)
+		c.Close()
+	}
+}
+
 func (b *blackhole) close() {
 	b.ln.Close()
 	b.mu.Lock()
@@ -87,10 +99,24 @@ func (b *blackhole) close() {
 	b.wg.Wait()
 }
 
-// TestDeadPeer: the agent's connection goes silent without a close frame.
-// The hub must declare the tunnel dead by its read deadline and fail every
-// pending dial; the agent must notice too.
+// TestDeadPeer: the agent's connection dies without a close frame, either
+// silently (an intermediary forgot the flow) or with a reset. The hub must
+// declare the tunnel dead (within the read deadline in the silent case) and
+// fail every pending dial; the agent must notice too.
 func TestDeadPeer(t *testing.T) {
+	tests := []struct {
+		name string
+		kill func(*blackhole)
+	}{
+		{"silent", func(b *blackhole) { b.frozen.Store(true) }},
+		{"reset", (*blackhole).reset},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { testDeadPeer(t, tc.kill) })
+	}
+}
+
+func testDeadPeer(t *testing.T, kill func(*blackhole)) {
 	noLeaks(t)
 	opts := fastOptions()
 	opts.KeepAliveInterval = 200 * time.Millisecond
@@ -111,7 +137,7 @@ func TestDeadPeer(t *testing.T) {
 	}
 	c.Close()
 
-	bh.frozen.Store(true)
+	kill(bh)
 	frozeAt := time.Now()
 	const pending = 5
 	errc := make(chan error, pending)
@@ -125,7 +151,7 @@ func TestDeadPeer(t *testing.T) {
 		}()
 	}
 	<-d.Done()
-	t.Logf("hub declared the tunnel dead %v after the freeze (read deadline %v)", time.Since(frozeAt), opts.ReadDeadline)
+	t.Logf("hub declared the tunnel dead %v after the kill (read deadline %v)", time.Since(frozeAt), opts.ReadDeadline)
 	for i := 0; i < pending; i++ {
 		if err := <-errc; !errors.Is(err, ErrTunnelClosed) {
 			t.Errorf("pending dial returned %v, want ErrTunnelClosed", err)
