@@ -68,19 +68,21 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 		tc.ClientSessionCache = tls.NewLRUClientSessionCache(64)
 	}
 	pool := new(sync.Pool) // shared by this client's pickups only
-	mk := func(buf int) *websocket.Dialer {
+	mk := func(rbuf, wbuf int) *websocket.Dialer {
 		return &websocket.Dialer{
 			WriteBufferPool:  pool,
 			Proxy:            http.ProxyFromEnvironment,
 			TLSClientConfig:  tc,
 			HandshakeTimeout: cfg.Options.HandshakeTimeout,
-			ReadBufferSize:   buf,
-			WriteBufferSize:  buf,
+			ReadBufferSize:   rbuf,
+			WriteBufferSize:  wbuf,
 		}
 	}
 	return &Client{
 		cfg: cfg, url: u,
-		control: mk(1024), pickups: mk(chunkSize),
+		// Pickups read through a small buffer (large frames bypass it)
+		// and write through a large pooled one (one frame per Write).
+		control: mk(1024, 1024), pickups: mk(4096, chunkSize),
 		out:    make(chan net.Conn),
 		closed: make(chan struct{}),
 	}, nil

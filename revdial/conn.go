@@ -132,10 +132,6 @@ func mapReadErr(err error) error {
 func (c *conn) Read(p []byte) (int, error) {
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
-	if len(c.cur.b) == 0 && c.cur.buf != nil {
-		c.bufs.put(c.cur.buf)
-		c.cur = chunk{}
-	}
 	if c.cur.b == nil {
 		if c.rerr != nil {
 			return 0, c.rerr
@@ -160,6 +156,12 @@ func (c *conn) Read(p []byte) (int, error) {
 	}
 	n := copy(p, c.cur.b)
 	c.cur.b = c.cur.b[n:]
+	if len(c.cur.b) == 0 {
+		// Return the chunk now rather than on the next Read, which may
+		// never come.
+		c.bufs.put(c.cur.buf)
+		c.cur = chunk{}
+	}
 	c.read.Add(int64(n))
 	return n, nil
 }

@@ -59,8 +59,10 @@ func NewServer(pickupPrefix string, opts Options) *Server {
 		prefix: pickupPrefix,
 		upgrader: websocket.Upgrader{
 			HandshakeTimeout: opts.HandshakeTimeout,
-			ReadBufferSize:   chunkSize,
-			WriteBufferSize:  chunkSize,
+			// Zero reuses the HTTP server's 4 KiB reader: large frames
+			// bypass it and land straight in conn's chunks anyway.
+			ReadBufferSize:  0,
+			WriteBufferSize: chunkSize,
 			// Pooled write buffers: an open but quiet connection then
 			// holds no write buffer.
 			WriteBufferPool: new(sync.Pool),
