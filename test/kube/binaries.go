@@ -1,13 +1,10 @@
 package kube
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -40,7 +37,7 @@ func ResolveBinaries(t testing.TB) Binaries {
 		b.Kubectl = KubectlPath(t)
 	}
 	if b.APIServer == "" || b.Etcd == "" || b.Kubectl == "" {
-		dir, err := BuildTools()
+		dir, err := buildToolsFor(t)
 		if err != nil {
 			t.Fatalf("kube fixture: building kube tools: %v", err)
 		}
@@ -67,7 +64,7 @@ func fill(dst *string, v string) {
 // demand). The PATH one may be any version; set KUBECTL to pin it.
 func KubectlPath(t testing.TB) string {
 	t.Helper()
-	p, err := kubectlPath(os.Getenv, exec.LookPath, BuildTools)
+	p, err := kubectlPath(os.Getenv, exec.LookPath, func() (string, error) { return buildToolsFor(t) })
 	if err != nil {
 		t.Fatalf("kube fixture: %v", err)
 	}
@@ -88,50 +85,4 @@ func kubectlPath(getenv func(string) string, lookPath func(string) (string, erro
 		return "", fmt.Errorf("building kubectl: %w", err)
 	}
 	return filepath.Join(dir, "kubectl"), nil
-}
-
-// BuildTools runs test/tools/build.sh and returns the cache directory that
-// holds kube-apiserver, etcd and kubectl. The script returns at once when the
-// cache for the current go.mod/go.sum and flags is complete, and serialises
-// concurrent builds with a lock, so parallel test packages are safe.
-func BuildTools() (string, error) {
-	root, err := RepoRoot()
-	if err != nil {
-		return "", err
-	}
-	script := filepath.Join(root, "test", "tools", "build.sh")
-	cmd := exec.Command("bash", script)
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	// Progress goes straight to the test binary's stderr (an *os.File, so
-	// no copying goroutine) to show a long cold build is alive.
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("%s: %w", script, err)
-	}
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) == 0 {
-		return "", fmt.Errorf("%s printed no directory", script)
-	}
-	return lines[len(lines)-1], nil
-}
-
-// RepoRoot finds the repository root by walking up from the working
-// directory (go test runs each package in its own directory) to the
-// directory that holds test/tools/go.mod.
-func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("getwd: %w", err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "test", "tools", "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("repository root (with test/tools/go.mod) not found above the working directory")
-		}
-		dir = parent
-	}
 }
