@@ -11,9 +11,14 @@ import (
 	"github.com/gorilla/websocket"
 )
 
-// chunkSize is the unit the background reader moves. It matches the largest
-// TLS record so one chunk usually costs one record.
+// chunkSize is the unit the background reader moves (two TLS records), and
+// the size of a pickup's write buffer (one frame per Write of up to this
+// size).
 const chunkSize = 32 << 10
+
+// chunksQueued bounds what a connection buffers ahead of a slow reader:
+// with the chunk being read, at most three chunks (96 KiB) per connection.
+const chunksQueued = 2
 
 // buffers pools read chunks. Each Server and Listener owns one, so that
 // the package keeps no global state.
@@ -66,7 +71,7 @@ func newConn(ws *websocket.Conn, bufs *buffers, read, written *atomic.Int64) *co
 	return &conn{
 		ws:      ws,
 		bufs:    bufs,
-		chunks:  make(chan chunk, 4),
+		chunks:  make(chan chunk, chunksQueued),
 		closed:  make(chan struct{}),
 		readDL:  newDeadline(),
 		read:    read,
@@ -89,7 +94,13 @@ func (c *conn) readLoop() {
 		}
 		for {
 			bp := c.bufs.get()
-			n, err := r.Read(*bp)
+			// Fill the chunk from this message: its bytes are already in
+			// flight, so this never waits on the peer's application, and
+			// it halves the hand-offs for 16 KiB TLS records.
+			n, err := io.ReadFull(r, *bp)
+			if err == io.ErrUnexpectedEOF {
+				err = io.EOF
+			}
 			if n > 0 && !c.send(chunk{buf: bp, b: (*bp)[:n]}) {
 				return
 			}
