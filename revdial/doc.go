@@ -49,6 +49,9 @@
 // text frame (any payload, "go" by convention) on it: the activation. Dial
 // sends the activation and returns immediately, so a warm Dial costs no
 // round trip, and an idle warm pickup never reaches the agent's application.
+// The server recycles warm pickups after [Options.WarmMaxAge], so a pickup
+// that an intermediary dropped while idle is not handed to a caller for
+// long; the pool is emptied when its tunnel dies.
 //
 // # Threat model
 //

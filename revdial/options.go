@@ -35,7 +35,9 @@ type Options struct {
 	MaxConcurrentPickups int
 	// WarmPickups is how many spare pickups the server keeps open per
 	// tunnel so that Dial can return one without a round trip. Zero
-	// disables the pool.
+	// disables the pool. Enable it only for agents built on this package:
+	// an agent that does not know the activation frame would pass it to
+	// its application as data.
 	WarmPickups int
 	// WarmMaxAge recycles warm pickups that have sat idle this long, so
 	// that intermediaries with idle timeouts never hand Dial a dead one.
