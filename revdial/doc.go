@@ -65,8 +65,10 @@
 //
 //   - tokens carry 192 bits from crypto/rand and are URL-safe base64, so they
 //     cannot be guessed or enumerated;
-//   - each token is single-use: the first request that presents it removes it,
-//     whatever the outcome, and a replay gets 404;
+//   - each token is single-use: the first websocket upgrade that presents it
+//     removes it, whatever the outcome, and a replay gets 404 (a plain GET
+//     gets 400 and spends nothing, so a stray request cannot cost an agent
+//     its pickup);
 //   - each token completes exactly the Dial that minted it, never another one
 //     (the ancestor designs matched pickups to dials in arrival order, so a
 //     late pickup could be handed to the wrong caller);
@@ -79,7 +81,9 @@
 //     on the control channel's host, so a conn-ready cannot send the
 //     agent's credentials anywhere else.
 //
-// Tokens appear in request paths, and so may appear in access logs; because
+// Tokens are looked up in a map, not compared byte by byte, so response
+// timing reveals nothing usable about a 192-bit secret. Tokens appear in
+// request paths, and so may appear in access logs; because
 // they are single-use and short-lived, a logged token is worthless once its
 // pickup has arrived. Control messages are size-limited, and an agent that
 // floods pickup-failed can only fail its own dials. Nothing here encrypts:
