@@ -41,7 +41,13 @@ func BenchmarkCompare(b *testing.B) {
 		b.Run(sys.name, func(b *testing.B) {
 			h, stop := withAgent(b, sys)
 			r.lat = measureLatency(h, samples, pace)
+			if h.stats != nil {
+				r.stats = "after paced dials: " + h.stats()
+			}
 			r.burst = measureLatency(h, samples, 0)
+			if h.stats != nil {
+				r.stats += "; after back-to-back: " + h.stats()
+			}
 			if sys.name != "wharf-warm" { // the pool does not touch the data path
 				var err error
 				if r.mbps, err = measureThroughput(h, total); err != nil {
@@ -53,7 +59,7 @@ func BenchmarkCompare(b *testing.B) {
 				r.errors = append(r.errors, "echo: "+r.conc.first.Error())
 			}
 			if h.stats != nil {
-				r.stats = h.stats()
+				r.stats += "; after echo: " + h.stats()
 			}
 			stop()
 			if sys.name != "wharf-warm" { // idle tunnels keep warm pickups: a different trade
