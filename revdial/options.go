@@ -31,7 +31,7 @@ type Options struct {
 	// once. A burst of dials then queues at the agent instead of starting
 	// hundreds of TLS handshakes that all miss HandshakeTimeout (a
 	// handshake that times out after the server upgraded it leaves the
-	// dial with a dead connection). Zero means 32.
+	// dial with a dead connection). Zero means 64.
 	MaxConcurrentPickups int
 	// WarmPickups is how many spare pickups the server keeps open per
 	// tunnel so that Dial can return one without a round trip. Zero
@@ -58,7 +58,7 @@ func (o Options) withDefaults() Options {
 	def(&o.WriteTimeout, DefaultWriteTimeout)
 	def(&o.WarmMaxAge, 45*time.Second)
 	if o.MaxConcurrentPickups <= 0 {
-		o.MaxConcurrentPickups = 32
+		o.MaxConcurrentPickups = 64
 	}
 	if o.WarmPickups < 0 {
 		o.WarmPickups = 0
