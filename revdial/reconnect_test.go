@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,6 +21,17 @@ func TestClientReconnects(t *testing.T) {
 	addr := h1.hs.Listener.Addr().String()
 
 	states := make(chan bool, 64)
+	// The backoff draws at its ceiling and records every ceiling it was
+	// asked for, so the test can check the schedule the client followed.
+	var mu sync.Mutex
+	var ceilings []time.Duration
+	backoff := Backoff{Base: 10 * time.Millisecond, Max: 50 * time.Millisecond}
+	backoff.Rand = func(n int64) int64 {
+		mu.Lock()
+		defer mu.Unlock()
+		ceilings = append(ceilings, time.Duration(n-1))
+		return n - 1
+	}
 	var hdrCalls atomic.Int64
 	cl, err := NewClient(ClientConfig{
 		URL: h1.controlURL("roamer"),
@@ -29,7 +41,7 @@ func TestClientReconnects(t *testing.T) {
 		},
 		TLSConfig: h1.cliTLS,
 		Options:   opts,
-		Backoff:   Backoff{Base: 10 * time.Millisecond, Max: 50 * time.Millisecond},
+		Backoff:   backoff,
 		OnState: func(up bool, _ error) {
 			select {
 			case states <- up:
@@ -63,12 +75,26 @@ func TestClientReconnects(t *testing.T) {
 	// Restart the hub on the same port. The client must notice, back off,
 	// and reconnect on its own.
 	h1.close()
+	time.Sleep(150 * time.Millisecond) // long enough for several refused attempts
 	ln, err := listenRetry(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	h2 := newHubOn(t, opts, ln, srvTLS, cliTLS)
 	dialOnce(h2, "second life")
+
+	// Exponential from Base, capped at Max, one step per failed attempt.
+	mu.Lock()
+	got := append([]time.Duration(nil), ceilings...)
+	mu.Unlock()
+	if len(got) < 3 {
+		t.Fatalf("only %d reconnect attempts while the hub was down", len(got))
+	}
+	for i, c := range got {
+		if want := backoff.Ceiling(i); c != want {
+			t.Fatalf("attempt %d waited up to %v, want %v (schedule %v)", i, c, want, got)
+		}
+	}
 
 	var ups, downs int
 	for len(states) > 0 {
