@@ -67,6 +67,9 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	if tc.ClientSessionCache == nil {
 		tc.ClientSessionCache = tls.NewLRUClientSessionCache(64)
 	}
+	// Websockets need HTTP/1.1; a config shared with an http.Transport
+	// may offer h2, which the server could pick and break the upgrade.
+	tc.NextProtos = []string{"http/1.1"}
 	pool := new(sync.Pool) // shared by this client's pickups only
 	mk := func(rbuf, wbuf int) *websocket.Dialer {
 		return &websocket.Dialer{
