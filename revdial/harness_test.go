@@ -126,6 +126,7 @@ func newHubOn(t testing.TB, opts Options, ln net.Listener, srvTLS, cliTLS *tls.C
 	}
 	h.cliTLS = cliTLS
 	h.hs.TLS = srvTLS
+	h.hs.EnableHTTP2 = true // like a real hub; websockets must still get HTTP/1.1
 	h.hs.StartTLS()
 	t.Cleanup(h.close)
 	return h

@@ -2,6 +2,7 @@ package revdial
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -39,7 +40,7 @@ func TestClientReconnects(t *testing.T) {
 			n := hdrCalls.Add(1)
 			return http.Header{"Authorization": {fmt.Sprintf("Bearer rotating-%d", n)}}, nil
 		},
-		TLSConfig: h1.cliTLS,
+		TLSConfig: withH2(h1.cliTLS),
 		Options:   opts,
 		Backoff:   backoff,
 		OnState: func(up bool, _ error) {
@@ -124,4 +125,12 @@ func listenRetry(addr string) (net.Listener, error) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return nil, err
+}
+
+// withH2 offers HTTP/2 as a config shared with an http.Transport would; the
+// client must still negotiate HTTP/1.1 for its websockets.
+func withH2(c *tls.Config) *tls.Config {
+	c = c.Clone()
+	c.NextProtos = []string{"h2", "http/1.1"}
+	return c
 }
