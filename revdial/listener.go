@@ -6,10 +6,16 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
 )
+
+// maxQueuedPickups bounds the pickups an agent holds at once, waiting for
+// a handshake slot or for Accept; conn-ready beyond it is answered with
+// pickup-failed at once.
+const maxQueuedPickups = 4096
 
 // PickupFunc opens the pickup websocket for connPath, as sent by the server
 // in conn-ready. The context bounds the handshake.
@@ -23,7 +29,9 @@ type Listener struct {
 	opts Options
 	out  chan net.Conn // unbuffered; may be shared by a Client's sessions
 	sem  chan struct{} // bounds concurrent pickup handshakes
-	bufs *buffers
+	// queued counts pickups started and not finished, waiting or not.
+	queued atomic.Int64
+	bufs   *buffers
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -132,8 +140,17 @@ func (l *Listener) readLoop() {
 			case CmdKeepAlive:
 				l.send(Message{Command: CmdPong})
 			case CmdConnReady:
+				// Queued pickups are goroutines; refuse beyond a bound so
+				// that a misbehaving server cannot exhaust the agent.
+				if l.queued.Load() >= int64(maxQueuedPickups) {
+					l.send(Message{Command: CmdPickupFailed, ConnPath: m.ConnPath, Err: "agent busy"})
+					continue
+				}
+				l.queued.Add(1)
 				p := m.ConnPath
-				l.tasks.Go(func() { l.pickup(p) })
+				if !l.tasks.Go(func() { defer l.queued.Add(-1); l.pickup(p) }) {
+					l.queued.Add(-1)
+				}
 			}
 		}
 		if perr != nil {

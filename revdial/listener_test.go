@@ -156,3 +156,38 @@ func TestAgentIgnoresGarbage(t *testing.T) {
 		t.Fatal("Accept succeeded on a dead listener")
 	}
 }
+
+// TestAgentBoundsQueuedPickups: a server that floods conn-ready gets
+// pickup-failed "agent busy" beyond the bound instead of an agent that
+// grows without limit.
+func TestAgentBoundsQueuedPickups(t *testing.T) {
+	noLeaks(t)
+	rh := newRawHub(t, http.NotFoundHandler())
+	ws, _, err := websocket.DefaultDialer.Dial("ws://"+rh.hs.Listener.Addr().String()+"/control", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stuck := func(ctx context.Context, _ string) (*websocket.Conn, error) {
+		<-ctx.Done() // never completes while the listener lives
+		return nil, ctx.Err()
+	}
+	l := NewListener(ws, stuck, fastOptions())
+	t.Cleanup(func() { l.Close() })
+	ctl := <-rh.control
+	t.Cleanup(func() { ctl.Close() })
+
+	var frame []byte
+	for i := 0; i <= maxQueuedPickups; i++ {
+		frame = Message{Command: CmdConnReady, ConnPath: connPath("/pickup", newToken(), false)}.AppendLine(frame)
+		if len(frame) > MaxControlMessage/2 || i == maxQueuedPickups {
+			if err := ctl.WriteMessage(websocket.TextMessage, frame); err != nil {
+				t.Fatal(err)
+			}
+			frame = frame[:0]
+		}
+	}
+	m := readMsg(t, ctl)
+	if m.Command != CmdPickupFailed || m.Err != "agent busy" {
+		t.Fatalf("got %+v, want pickup-failed: agent busy", m)
+	}
+}
