@@ -85,7 +85,9 @@
 // timing reveals nothing usable about a 192-bit secret. Tokens appear in
 // request paths, and so may appear in access logs; because
 // they are single-use and short-lived, a logged token is worthless once its
-// pickup has arrived. Control messages are size-limited, and an agent that
-// floods pickup-failed can only fail its own dials. Nothing here encrypts:
-// run both websockets over TLS.
+// pickup has arrived. Control messages are size-limited, an agent that
+// floods pickup-failed can only fail its own dials, and an agent holds a
+// bounded number of pickups in flight (it answers the excess with
+// pickup-failed), so a misbehaving server cannot exhaust it either. Nothing
+// here encrypts: run both websockets over TLS.
 package revdial
