@@ -56,6 +56,7 @@ func Decorator(inner generic.StorageDecorator, scope Scope) generic.StorageDecor
 	if inner == nil {
 		inner = generic.UndecoratedStorage
 	}
+	disableWatchList()
 	return func(
 		config *storagebackend.ConfigForResource,
 		resourcePrefix string,

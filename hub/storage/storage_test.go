@@ -37,29 +37,38 @@ const (
 func newConfigMapStore(t *testing.T) (*registry.Store, *clientv3.Client) {
 	t.Helper()
 	etcd := testserver.RunEtcd(t, nil)
+	return newConfigMapStoreOn(t, etcd.Endpoints()), etcd.Client
+}
+
+func newConfigMapStoreOn(t *testing.T, endpoints []string) *registry.Store {
+	return newStoreOn(t, endpoints, "configmaps")
+}
+
+func newStoreOn(t *testing.T, endpoints []string, resource string) *registry.Store {
+	t.Helper()
 	s := scheme.New()
 	codecs := scheme.NewCodecs(s)
 	cfg := storagebackend.NewDefaultConfig("/registry", codecs.LegacyCodec(corev1.SchemeGroupVersion))
-	cfg.Transport.ServerList = etcd.Endpoints()
-	gr := schema.GroupResource{Resource: "configmaps"}
+	cfg.Transport.ServerList = endpoints
+	gr := schema.GroupResource{Resource: resource}
 	getter := wstorage.RESTOptionsGetter{Delegate: generic.RESTOptions{
 		StorageConfig: cfg.ForResource(gr),
 		Decorator:     genericregistry.StorageWithCacher(),
 	}}
-	var cm *registry.Kind
+	var kind *registry.Kind
 	for _, k := range registry.BuiltinKinds()[corev1.SchemeGroupVersion] {
 		if k.Resource == gr {
-			cm = k
+			kind = k
 		}
 	}
-	store, err := registry.NewStore(s, getter, cm)
+	store, err := registry.NewStore(s, getter, kind)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(store.DestroyFunc)
 	// The watch cache answers "(re)initializing" until its first list is in.
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		_, err := store.List(ctxFor(clusterA), nil)
+		_, err := store.List(cluster.WithCluster(request.WithNamespace(context.Background(), ""), clusterA), nil)
 		if err == nil {
 			break
 		}
@@ -67,7 +76,7 @@ func newConfigMapStore(t *testing.T) (*registry.Store, *clientv3.Client) {
 			t.Fatalf("watch cache not ready: %v", err)
 		}
 	}
-	return store, etcd.Client
+	return store
 }
 
 func ctxFor(id cluster.ID) context.Context {
@@ -237,5 +246,49 @@ func TestWatchIsolation(t *testing.T) {
 	case ev := <-w.ResultChan():
 		t.Fatalf("unexpected second event %s %+v", ev.Type, ev.Object)
 	case <-time.After(500 * time.Millisecond):
+	}
+}
+
+// TestCacheRebuildKeepsSameNames restarts the watch cache over existing data:
+// objects of the same name in two clusters must both come back.
+func TestCacheRebuildKeepsSameNames(t *testing.T) {
+	store, etcd := newConfigMapStore(t)
+	for _, id := range []cluster.ID{clusterA, clusterB} {
+		if _, err := store.Create(ctxFor(id), configMap("same", string(id), ""), nil, &metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store2 := newConfigMapStoreOn(t, etcd.Endpoints())
+	for _, id := range []cluster.ID{clusterA, clusterB} {
+		list, err := store2.List(ctxFor(id), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if items := list.(*corev1.ConfigMapList).Items; len(items) != 1 || items[0].Data["v"] != string(id) {
+			t.Errorf("after rebuild, cluster %s lists %+v", id, items)
+		}
+	}
+}
+
+func TestCacheRebuildClusterScoped(t *testing.T) {
+	etcd := testserver.RunEtcd(t, nil)
+	store := newStoreOn(t, etcd.Endpoints(), "namespaces")
+	ctx := func(id cluster.ID) context.Context {
+		return cluster.WithCluster(request.WithNamespace(context.Background(), ""), id)
+	}
+	for _, id := range []cluster.ID{clusterA, clusterB} {
+		if _, err := store.Create(ctx(id), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, nil, &metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store2 := newStoreOn(t, etcd.Endpoints(), "namespaces")
+	for _, id := range []cluster.ID{clusterA, clusterB} {
+		list, err := store2.List(ctx(id), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if items := list.(*corev1.NamespaceList).Items; len(items) != 1 || items[0].Annotations[wstorage.ClusterAnnotation] != string(id) {
+			t.Errorf("after rebuild, cluster %s lists %+v", id, items)
+		}
 	}
 }

@@ -76,7 +76,9 @@ type hubProc struct {
 	kubectlBin string
 	cmd        *exec.Cmd
 	log        *lockedWriter
-	done       chan error
+	// exited is closed when the process has exited; exitErr is then set.
+	exited  chan struct{}
+	exitErr error
 }
 
 func freePort(t *testing.T) int {
@@ -122,8 +124,10 @@ func (h *hubProc) start() {
 	if err := h.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	h.done = make(chan error, 1)
-	go func() { h.done <- h.cmd.Wait() }()
+	exited := make(chan struct{})
+	h.exited = exited
+	cmd := h.cmd
+	go func() { h.exitErr = cmd.Wait(); close(exited) }()
 	h.URL = fmt.Sprintf("https://127.0.0.1:%d", h.port)
 	h.Kubecfg = filepath.Join(h.opts.dataDir, "admin.kubeconfig")
 	if err := h.waitReady(90 * time.Second); err != nil {
@@ -137,8 +141,8 @@ func (h *hubProc) waitReady(timeout time.Duration) error {
 	var last error
 	for time.Now().Before(deadline) {
 		select {
-		case err := <-h.done:
-			return fmt.Errorf("exited early: %v", err)
+		case <-h.exited:
+			return fmt.Errorf("exited early: %v", h.exitErr)
 		default:
 		}
 		if tok, err := os.ReadFile(filepath.Join(h.opts.dataDir, "admin-token")); err == nil {
@@ -161,10 +165,10 @@ func (h *hubProc) stop() {
 	}
 	_ = h.cmd.Process.Signal(os.Interrupt)
 	select {
-	case <-h.done:
+	case <-h.exited:
 	case <-time.After(30 * time.Second):
 		_ = h.cmd.Process.Kill()
-		<-h.done
+		<-h.exited
 	}
 	h.cmd = nil
 }
