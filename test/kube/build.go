@@ -45,16 +45,17 @@ func buildTools(giveUp time.Time) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return runBuildScript(filepath.Join(root, "test", "tools", "build.sh"), giveUp, os.Stderr)
+	return runBuildScript(filepath.Join(root, "test", "tools", "build.sh"), giveUp, os.Stderr, "")
 }
 
-// runBuildScript is buildTools for any script, progress copied to progress.
-func runBuildScript(script string, giveUp time.Time, progress io.Writer) (string, error) {
-	outF, err := os.CreateTemp("", "wharf-kube-tools-*.out")
+// runBuildScript is buildTools for any script, progress copied to progress,
+// output files in tmpDir ("" for the system's).
+func runBuildScript(script string, giveUp time.Time, progress io.Writer, tmpDir string) (string, error) {
+	outF, err := os.CreateTemp(tmpDir, "wharf-kube-tools-*.out")
 	if err != nil {
 		return "", fmt.Errorf("build output file: %w", err)
 	}
-	logF, err := os.CreateTemp("", "wharf-kube-tools-*.log")
+	logF, err := os.CreateTemp(tmpDir, "wharf-kube-tools-*.log")
 	if err != nil {
 		outF.Close()
 		return "", fmt.Errorf("build log file: %w", err)

@@ -48,7 +48,7 @@ func TestRunBuildScript(t *testing.T) {
 				giveUp = time.Now().Add(tc.giveUp)
 			}
 			var progress bytes.Buffer
-			got, err := runBuildScript(script, giveUp, &progress)
+			got, err := runBuildScript(script, giveUp, &progress, t.TempDir())
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want one containing %q", err, tc.wantErr)
