@@ -156,6 +156,12 @@ func (d *Dialer) pickup(ctx context.Context, warm bool) (*conn, error) {
 		defer t.Stop()
 		select {
 		case r := <-p.ch:
+			// select picks randomly among ready cases; a caller that has
+			// already given up must never be handed a connection.
+			if r.conn != nil && ctx.Err() != nil {
+				r.conn.Close()
+				return nil, context.Cause(ctx)
+			}
 			return r.conn, r.err
 		case <-ctx.Done():
 			why = context.Cause(ctx)
