@@ -1,0 +1,102 @@
+// Command hub benchmarks the wharf-hub binary: list latency of a large
+// workspace when it is the only workspace with data (scenario A) versus when
+// many other workspaces also hold data (scenario B), ConfigMap create latency
+// during the loads, and the hub's RSS. Each scenario runs against a fresh hub
+// with its own embedded etcd in a temp dir, on loopback. Results are printed
+// as a table with ratios; nothing is asserted.
+//
+// Usage:
+//
+//	go run ./test/bench/hub -bin bin/wharf-hub [-workspaces 1000] [-per-workspace 100] [-big 10000]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"time"
+)
+
+// params are the benchmark's flags.
+type params struct {
+	bin          string
+	workspaces   int
+	perWorkspace int
+	big          int
+	concurrency  int
+	lists        int
+	qps          float64
+	burst        int
+	timeout      time.Duration
+}
+
+func main() {
+	var p params
+	flag.StringVar(&p.bin, "bin", "bin/wharf-hub", "path of the wharf-hub binary")
+	flag.IntVar(&p.workspaces, "workspaces", 1000, "scenario B: number of small workspaces")
+	flag.IntVar(&p.perWorkspace, "per-workspace", 100, "scenario B: ConfigMaps in each small workspace")
+	flag.IntVar(&p.big, "big", 10000, "ConfigMaps in the big workspace (both scenarios)")
+	flag.IntVar(&p.concurrency, "concurrency", 8, "concurrent create workers")
+	flag.IntVar(&p.lists, "lists", 20, "timed lists per measurement")
+	flag.Float64Var(&p.qps, "qps", 2000, "client QPS")
+	flag.IntVar(&p.burst, "burst", 2000, "client burst")
+	flag.DurationVar(&p.timeout, "timeout", 20*time.Minute, "overall time limit")
+	flag.Parse()
+	if err := p.validate(); err != nil {
+		fmt.Fprintln(os.Stderr, "hub bench:", err)
+		flag.Usage()
+		os.Exit(2)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	if err := run(ctx, p); err != nil {
+		fmt.Fprintln(os.Stderr, "hub bench:", err)
+		cancel()
+		stop()
+		os.Exit(1)
+	}
+}
+
+func (p params) validate() error {
+	switch {
+	case p.bin == "":
+		return errors.New("-bin is required")
+	case p.big < 1 || p.workspaces < 0 || p.perWorkspace < 1:
+		return errors.New("-big and -per-workspace must be at least 1, -workspaces at least 0")
+	case p.concurrency < 1 || p.lists < 1:
+		return errors.New("-concurrency and -lists must be at least 1")
+	}
+	return nil
+}
+
+func run(ctx context.Context, p params) error {
+	if _, err := os.Stat(p.bin); err != nil {
+		return fmt.Errorf("hub binary: %w", err)
+	}
+	fmt.Printf("wharf hub benchmark: bin=%s workspaces=%d per-workspace=%d big=%d concurrency=%d lists=%d qps=%g burst=%d GOMAXPROCS=%d\n",
+		p.bin, p.workspaces, p.perWorkspace, p.big, p.concurrency, p.lists, p.qps, p.burst, runtime.GOMAXPROCS(0))
+	start := time.Now()
+	a, err := runScenario(ctx, p, false)
+	if err != nil {
+		return fmt.Errorf("scenario A: %w", err)
+	}
+	b, err := runScenario(ctx, p, true)
+	if err != nil {
+		return fmt.Errorf("scenario B: %w", err)
+	}
+	printResults(os.Stdout, p, a, b)
+	fmt.Printf("total benchmark time: %s\n", time.Since(start).Round(time.Second))
+	return nil
+}
+
+// progress logs a timestamped progress line to stderr.
+func progress(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s  %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
