@@ -20,9 +20,15 @@ KUBE_TOOLS_DIR = $(shell GO=$(GO) bash test/tools/build.sh --print-dir)
 
 all: build
 
+# The hub reports the Kubernetes API version it serves, tagged with ours.
+GIT_COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X k8s.io/component-base/version.gitVersion=v1.37.2-wharf+$(GIT_COMMIT) \
+	-X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37 \
+	-X k8s.io/component-base/version.gitCommit=$(GIT_COMMIT)
+
 build:
 	@mkdir -p $(BIN)
-	$(GO) build -o $(BIN)/ ./cmd/...
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
 
 run: build
 	$(BIN)/wharf-hub --data-dir=$(DATA_DIR)

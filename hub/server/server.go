@@ -110,6 +110,7 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 		return nil, err
 	}
 	crdController := crdcleanup.New(crdClient, x.EtcdClient, x.EtcdPrefix, reserved)
+	legacyDiscovery := newLegacyGroupDiscovery(s.DiscoveryGroupManager, crdClient)
 
 	s.AddPostStartHookOrDie("wharf-workspace-index", func(hc genericapiserver.PostStartHookContext) error {
 		go x.Index.Run(hc)
@@ -125,6 +126,7 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 	})
 	s.AddPostStartHookOrDie("wharf-crd-cleanup", func(hc genericapiserver.PostStartHookContext) error {
 		go crdController.Run(hc)
+		go legacyDiscovery.Run(hc)
 		return nil
 	})
 	if err := s.AddReadyzChecks(

@@ -147,6 +147,13 @@ func TestCRDLifecycle(t *testing.T) {
 	if keys := keysWithPrefix(t, etcd, "/registry/example.com/widgets/"); len(keys) != 2 {
 		t.Fatalf("widget keys = %v", keys)
 	}
+	// Unaggregated discovery (older clients) lists the CRD's group too.
+	eventually(t, 30*time.Second, func() error {
+		if _, body, _ := h.get("/apis"); !strings.Contains(body, `"name":"example.com"`) {
+			return fmt.Errorf("legacy /apis lacks example.com: %s", body)
+		}
+		return nil
+	})
 
 	h.mustKubectl("root", "delete", "crd", "widgets.example.com", "--timeout=60s")
 	eventually(t, 60*time.Second, func() error {
@@ -155,6 +162,9 @@ func TestCRDLifecycle(t *testing.T) {
 		}
 		if out, err := h.kubectl("root", "get", "crd", "widgets.example.com"); err == nil {
 			return fmt.Errorf("CRD still there: %s", out)
+		}
+		if _, body, _ := h.get("/apis"); strings.Contains(body, `"name":"example.com"`) {
+			return fmt.Errorf("legacy /apis still lists example.com")
 		}
 		return nil
 	})
