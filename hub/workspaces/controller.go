@@ -117,6 +117,7 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 			}
 		}, time.Second)
 	}
+	go wait.UntilWithContext(ctx, c.collectOrphans, time.Minute)
 	<-ctx.Done()
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/klog/v2"
@@ -23,6 +24,8 @@ var ErrExists = fmt.Errorf("workspace path already exists")
 type record struct {
 	Path        cluster.Path `json:"path"`
 	Terminating bool         `json:"terminating,omitempty"`
+	// Allocated lets the orphan collector leave in-flight creations alone.
+	Allocated time.Time `json:"allocated,omitempty"`
 }
 
 // Info is what a lookup returns about a workspace.
@@ -92,7 +95,8 @@ func (x *Index) Allocate(ctx context.Context, path cluster.Path) (cluster.ID, er
 	if err != nil {
 		return "", err
 	}
-	rec, err := json.Marshal(record{Path: path})
+	now := time.Now().UTC().Truncate(time.Second)
+	rec, err := json.Marshal(record{Path: path, Allocated: now})
 	if err != nil {
 		return "", err
 	}
@@ -107,7 +111,7 @@ func (x *Index) Allocate(ctx context.Context, path cluster.Path) (cluster.ID, er
 	if !resp.Succeeded {
 		return "", ErrExists
 	}
-	x.remember(id, record{Path: path}, resp.Header.Revision)
+	x.remember(id, record{Path: path, Allocated: now}, resp.Header.Revision)
 	return id, nil
 }
 
@@ -264,4 +268,21 @@ func (x *Index) forget(id cluster.ID, path cluster.Path, rev int64) {
 	if x.byPath[path] == id {
 		delete(x.byPath, path)
 	}
+}
+
+// All reads every workspace record from etcd, root included.
+func (x *Index) All(ctx context.Context) (map[cluster.ID]Info, map[cluster.ID]time.Time, error) {
+	resp, err := x.client.Get(ctx, x.clustersKey, clientv3.WithPrefix())
+	if err != nil {
+		return nil, nil, fmt.Errorf("listing workspaces: %w", err)
+	}
+	infos := make(map[cluster.ID]Info, len(resp.Kvs))
+	allocated := make(map[cluster.ID]time.Time, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		if id, rec, ok := x.decode(kv.Key, kv.Value); ok {
+			infos[id] = Info{ID: id, Path: rec.Path, Terminating: rec.Terminating}
+			allocated[id] = rec.Allocated
+		}
+	}
+	return infos, allocated, nil
 }

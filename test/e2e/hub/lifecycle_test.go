@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -168,4 +169,33 @@ func TestCRDLifecycle(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestOrphanedAllocationIsCollected simulates a hub that died between
+// allocating a workspace path and storing its Workspace: the next hub
+// releases the path and the logical cluster's keys.
+func TestOrphanedAllocationIsCollected(t *testing.T) {
+	t.Parallel()
+	etcd, endpoints := externalEtcd(t)
+	const ghost = "ghostghostghost1"
+	ctx := context.Background()
+	for k, v := range map[string]string{
+		"/registry/wharf.dev/workspacepaths/root:ghost":     ghost,
+		"/registry/wharf.dev/logicalclusters/" + ghost:      `{"path":"root:ghost","allocated":"2020-01-01T00:00:00Z"}`,
+		"/registry/core/configmaps/" + ghost + "/default/x": `{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"x","namespace":"default","annotations":{"wharf.dev/cluster":"` + ghost + `"}}}`,
+	} {
+		if _, err := etcd.Put(ctx, k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := startHub(t, hubOptions{etcdServers: endpoints})
+	eventually(t, 90*time.Second, func() error {
+		if left := keysContaining(t, etcd, ghost, "root:ghost"); len(left) > 0 {
+			return fmt.Errorf("orphan keys left: %v", left)
+		}
+		return nil
+	})
+	if id := h.createWorkspace("root", "ghost"); id == ghost {
+		t.Errorf("recreated workspace reused the orphan's id")
+	}
 }
