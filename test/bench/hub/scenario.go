@@ -39,6 +39,13 @@ func runScenario(ctx context.Context, p params, many bool) (res result, err erro
 		return res, err
 	}
 	defer func() {
+		if err != nil {
+			select {
+			case <-h.exited:
+				err = fmt.Errorf("%w\nhub exited (%v); its log ends:\n%s", err, h.exitErr, h.logTail(60))
+			default:
+			}
+		}
 		progress("scenario %s: stopping hub", res.name)
 		h.stop()
 	}()
