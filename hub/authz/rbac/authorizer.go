@@ -1,0 +1,173 @@
+package rbac
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/wharfhub/wharf/hub/cluster"
+)
+
+var (
+	_ authorizer.Authorizer   = (*Authorizer)(nil)
+	_ authorizer.RuleResolver = (*Authorizer)(nil)
+)
+
+// Authorizer evaluates rbac/v1 policy per logical cluster. Build it with New,
+// start it with Run and wait for HasSynced before serving.
+type Authorizer struct {
+	idx *index
+	// synced reports, per informer, that its event handler has seen the
+	// initial list; empty only for the in-package test constructor.
+	synced    []cache.InformerSynced
+	informers []cache.SharedIndexInformer
+}
+
+// newAuthorizer returns an authorizer over an empty index with no informers,
+// for tests that fill the index directly.
+func newAuthorizer() *Authorizer {
+	return &Authorizer{idx: newIndex()}
+}
+
+// HasSynced reports whether every informer has delivered its initial list to
+// the index. Until then every decision is NoOpinion.
+func (a *Authorizer) HasSynced() bool {
+	for _, s := range a.synced {
+		if !s() {
+			return false
+		}
+	}
+	return true
+}
+
+// requestCluster returns the cluster a decision is scoped to, or a reason to
+// abstain. Wildcard requests never get an RBAC grant: only the privileged
+// authorizer ahead of this one may admit them.
+func requestCluster(ctx context.Context) (cluster.ID, string) {
+	if cluster.IsWildcard(ctx) {
+		return "", "RBAC: cross-workspace (wildcard) requests are not authorized by workspace RBAC"
+	}
+	id, ok := cluster.From(ctx)
+	if !ok {
+		return "", "RBAC: request has no logical cluster"
+	}
+	return id, ""
+}
+
+// Authorize allows a request when a rule bound to its user in the request's
+// cluster permits it, and has no opinion otherwise. It never denies outright,
+// so the chain's final deny applies.
+func (a *Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes) (authorizer.Decision, string, error) {
+	id, why := requestCluster(ctx)
+	if why != "" {
+		return authorizer.DecisionNoOpinion, why, nil
+	}
+	u := attrs.GetUser()
+	if u == nil {
+		return authorizer.DecisionNoOpinion, "", errors.New("rbac: no user on request")
+	}
+	if !a.HasSynced() {
+		return authorizer.DecisionNoOpinion, "RBAC: policy index not synced yet", nil
+	}
+
+	var (
+		allowedBy fmt.Stringer
+		errs      []error
+	)
+	a.idx.read(id, func(ci *clusterIndex) {
+		ci.visitRulesFor(u, attrs.GetNamespace(), func(src fmt.Stringer, rule *rbacv1.PolicyRule, err error) bool {
+			if rule != nil && RuleAllows(attrs, rule) {
+				allowedBy = src
+				return false
+			}
+			if err != nil {
+				errs = append(errs, err)
+			}
+			return true
+		})
+	})
+	if allowedBy != nil {
+		return authorizer.DecisionAllow, "RBAC: allowed by " + allowedBy.String(), nil
+	}
+	if len(errs) > 0 {
+		return authorizer.DecisionNoOpinion, fmt.Sprintf("RBAC: %v", utilerrors.NewAggregate(errs)), nil
+	}
+	return authorizer.DecisionNoOpinion, "", nil
+}
+
+// ConditionsAwareAuthorize wraps Authorize: RBAC decisions are unconditional.
+func (a *Authorizer) ConditionsAwareAuthorize(ctx context.Context, attrs authorizer.Attributes) authorizer.ConditionsAwareDecision {
+	return authorizer.ConditionsAwareDecisionFromParts(a.Authorize(ctx, attrs))
+}
+
+// EvaluateConditions is unsupported: this authorizer never returns conditions.
+func (a *Authorizer) EvaluateConditions(context.Context, authorizer.ConditionsAwareDecision, authorizer.ConditionsData) (authorizer.Decision, string, error) {
+	return authorizer.DecisionDeny, "", authorizer.ErrorConditionEvaluationNotSupported
+}
+
+// Rules returns every rule granted to u in namespace (cluster-wide grants
+// only when namespace is empty) in the cluster of ctx. Rules of bindings
+// whose role is missing are left out and reported in the error; the rules
+// returned are still valid, since RBAC is purely additive.
+func (a *Authorizer) Rules(ctx context.Context, u user.Info, namespace string) ([]rbacv1.PolicyRule, error) {
+	id, why := requestCluster(ctx)
+	if why != "" {
+		return nil, errors.New(why)
+	}
+	if u == nil {
+		return nil, errors.New("rbac: no user")
+	}
+	if !a.HasSynced() {
+		return nil, errors.New("RBAC: policy index not synced yet")
+	}
+	var (
+		rules []rbacv1.PolicyRule
+		errs  []error
+	)
+	a.idx.read(id, func(ci *clusterIndex) {
+		ci.visitRulesFor(u, namespace, func(_ fmt.Stringer, rule *rbacv1.PolicyRule, err error) bool {
+			if rule != nil {
+				rules = append(rules, *rule)
+			}
+			if err != nil {
+				errs = append(errs, err)
+			}
+			return true
+		})
+	})
+	return rules, utilerrors.NewAggregate(errs)
+}
+
+// RulesFor implements authorizer.RuleResolver for SelfSubjectRulesReview.
+// The list is marked incomplete when the request has no single cluster or
+// the index has not synced, so clients do not read an empty list as "none".
+func (a *Authorizer) RulesFor(ctx context.Context, u user.Info, namespace string) ([]authorizer.ResourceRuleInfo, []authorizer.NonResourceRuleInfo, bool, error) {
+	if _, why := requestCluster(ctx); why != "" || !a.HasSynced() {
+		_, err := a.Rules(ctx, u, namespace)
+		return nil, nil, true, err
+	}
+	rules, err := a.Rules(ctx, u, namespace)
+	var (
+		res    []authorizer.ResourceRuleInfo
+		nonRes []authorizer.NonResourceRuleInfo
+	)
+	for _, r := range rules {
+		if len(r.Resources) > 0 {
+			res = append(res, &authorizer.DefaultResourceRuleInfo{
+				Verbs: r.Verbs, APIGroups: r.APIGroups, Resources: r.Resources, ResourceNames: r.ResourceNames,
+			})
+		}
+		if len(r.NonResourceURLs) > 0 {
+			nonRes = append(nonRes, &authorizer.DefaultNonResourceRuleInfo{
+				Verbs: r.Verbs, NonResourceURLs: r.NonResourceURLs,
+			})
+		}
+	}
+	return res, nonRes, false, err
+}

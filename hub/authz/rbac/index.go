@@ -1,0 +1,217 @@
+package rbac
+
+import (
+	"sync"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apiserver/pkg/authentication/serviceaccount"
+
+	"github.com/wharfhub/wharf/hub/cluster"
+)
+
+// index holds the RBAC objects of every logical cluster, partitioned by
+// cluster so that a decision only ever looks at the request cluster's
+// partition. One RWMutex guards the whole map: writes come from informer
+// handlers and are short, reads never block each other, and a single lock
+// keeps partition creation and removal race-free.
+type index struct {
+	mu       sync.RWMutex
+	clusters map[cluster.ID]*clusterIndex
+}
+
+func newIndex() *index {
+	return &index{clusters: make(map[cluster.ID]*clusterIndex)}
+}
+
+// update runs fn on the partition of id, creating it if needed and dropping
+// it again when fn leaves it empty, so deleted workspaces cost nothing.
+func (x *index) update(id cluster.ID, fn func(ci *clusterIndex)) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	ci := x.clusters[id]
+	if ci == nil {
+		ci = newClusterIndex()
+		x.clusters[id] = ci
+	}
+	fn(ci)
+	if ci.empty() {
+		delete(x.clusters, id)
+	}
+}
+
+// read runs fn on the partition of id under the read lock. fn is not called
+// when the cluster holds no RBAC objects at all.
+func (x *index) read(id cluster.ID, fn func(ci *clusterIndex)) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if ci := x.clusters[id]; ci != nil {
+		fn(ci)
+	}
+}
+
+// size returns the number of clusters holding RBAC objects.
+func (x *index) size() int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return len(x.clusters)
+}
+
+type subjectKind uint8
+
+const (
+	userSubject subjectKind = iota
+	groupSubject
+)
+
+// subjectKey is what a binding subject is filed under. ServiceAccount
+// subjects become the user name the authenticator gives the account, so a
+// lookup needs only the request's user name and groups.
+type subjectKey struct {
+	kind subjectKind
+	name string
+}
+
+type nsName struct{ namespace, name string }
+
+type nsSubject struct {
+	namespace string
+	subject   subjectKey
+}
+
+// subjectKeyOf maps a binding subject to its key. A ServiceAccount without a
+// namespace defaults to the binding's namespace; in a ClusterRoleBinding
+// (bindingNS "") it matches nobody, as upstream. Unknown kinds match nobody.
+func subjectKeyOf(s rbacv1.Subject, bindingNS string) (subjectKey, bool) {
+	switch s.Kind {
+	case rbacv1.UserKind:
+		return subjectKey{userSubject, s.Name}, true
+	case rbacv1.GroupKind:
+		return subjectKey{groupSubject, s.Name}, true
+	case rbacv1.ServiceAccountKind:
+		ns := s.Namespace
+		if ns == "" {
+			ns = bindingNS
+		}
+		if ns == "" {
+			return subjectKey{}, false
+		}
+		return subjectKey{userSubject, serviceaccount.MakeUsername(ns, s.Name)}, true
+	}
+	return subjectKey{}, false
+}
+
+// clusterIndex is one logical cluster's RBAC state. Bindings are filed by
+// subject so that a decision visits only bindings that name the user or one
+// of their groups, however many bindings the cluster has.
+type clusterIndex struct {
+	roles        map[nsName]*rbacv1.Role
+	clusterRoles map[string]*rbacv1.ClusterRole
+	// aggregated holds the effective rules of ClusterRoles that carry an
+	// aggregationRule, recomputed whenever a ClusterRole changes.
+	aggregated map[string][]rbacv1.PolicyRule
+
+	crbs         map[string]*rbacv1.ClusterRoleBinding
+	crbBySubject map[subjectKey]map[string]*rbacv1.ClusterRoleBinding
+	rbs          map[nsName]*rbacv1.RoleBinding
+	rbBySubject  map[nsSubject]map[string]*rbacv1.RoleBinding
+}
+
+func newClusterIndex() *clusterIndex {
+	return &clusterIndex{
+		roles:        map[nsName]*rbacv1.Role{},
+		clusterRoles: map[string]*rbacv1.ClusterRole{},
+		aggregated:   map[string][]rbacv1.PolicyRule{},
+		crbs:         map[string]*rbacv1.ClusterRoleBinding{},
+		crbBySubject: map[subjectKey]map[string]*rbacv1.ClusterRoleBinding{},
+		rbs:          map[nsName]*rbacv1.RoleBinding{},
+		rbBySubject:  map[nsSubject]map[string]*rbacv1.RoleBinding{},
+	}
+}
+
+func (ci *clusterIndex) empty() bool {
+	return len(ci.roles) == 0 && len(ci.clusterRoles) == 0 && len(ci.crbs) == 0 && len(ci.rbs) == 0
+}
+
+func (ci *clusterIndex) putRole(ns string, r *rbacv1.Role) {
+	ci.roles[nsName{ns, r.Name}] = r
+}
+
+func (ci *clusterIndex) deleteRole(ns, name string) {
+	delete(ci.roles, nsName{ns, name})
+}
+
+func (ci *clusterIndex) putClusterRole(r *rbacv1.ClusterRole) {
+	ci.clusterRoles[r.Name] = r
+	ci.reaggregate()
+}
+
+func (ci *clusterIndex) deleteClusterRole(name string) {
+	if _, ok := ci.clusterRoles[name]; !ok {
+		return
+	}
+	delete(ci.clusterRoles, name)
+	ci.reaggregate()
+}
+
+func (ci *clusterIndex) putClusterRoleBinding(b *rbacv1.ClusterRoleBinding) {
+	ci.deleteClusterRoleBinding(b.Name)
+	ci.crbs[b.Name] = b
+	for _, s := range b.Subjects {
+		if k, ok := subjectKeyOf(s, ""); ok {
+			fileUnder(ci.crbBySubject, k, b.Name, b)
+		}
+	}
+}
+
+func (ci *clusterIndex) deleteClusterRoleBinding(name string) {
+	old, ok := ci.crbs[name]
+	if !ok {
+		return
+	}
+	delete(ci.crbs, name)
+	for _, s := range old.Subjects {
+		if k, ok := subjectKeyOf(s, ""); ok {
+			unfile(ci.crbBySubject, k, name)
+		}
+	}
+}
+
+func (ci *clusterIndex) putRoleBinding(ns string, b *rbacv1.RoleBinding) {
+	ci.deleteRoleBinding(ns, b.Name)
+	ci.rbs[nsName{ns, b.Name}] = b
+	for _, s := range b.Subjects {
+		if k, ok := subjectKeyOf(s, ns); ok {
+			fileUnder(ci.rbBySubject, nsSubject{ns, k}, b.Name, b)
+		}
+	}
+}
+
+func (ci *clusterIndex) deleteRoleBinding(ns, name string) {
+	old, ok := ci.rbs[nsName{ns, name}]
+	if !ok {
+		return
+	}
+	delete(ci.rbs, nsName{ns, name})
+	for _, s := range old.Subjects {
+		if k, ok := subjectKeyOf(s, ns); ok {
+			unfile(ci.rbBySubject, nsSubject{ns, k}, name)
+		}
+	}
+}
+
+func fileUnder[K comparable, V any](m map[K]map[string]V, k K, name string, v V) {
+	set := m[k]
+	if set == nil {
+		set = make(map[string]V, 1)
+		m[k] = set
+	}
+	set[name] = v
+}
+
+func unfile[K comparable, V any](m map[K]map[string]V, k K, name string) {
+	set := m[k]
+	delete(set, name)
+	if len(set) == 0 {
+		delete(m, k)
+	}
+}
