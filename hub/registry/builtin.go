@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/wharfhub/wharf/hub/namespaces"
 )
 
 // BuiltinKinds returns the built-in resources served in every workspace,
@@ -28,7 +30,11 @@ func BuiltinKinds() map[schema.GroupVersion][]*Kind {
 				PrepareForCreate: prepareNamespace,
 				PrepareForUpdate: func(obj, old runtime.Object) {
 					// Status belongs to the server; clients cannot set it.
-					obj.(*corev1.Namespace).Status = old.(*corev1.Namespace).Status
+					ns, o := obj.(*corev1.Namespace), old.(*corev1.Namespace)
+					ns.Status = o.Status
+					if ns.DeletionTimestamp != nil || o.DeletionTimestamp != nil {
+						ns.Status.Phase = corev1.NamespaceTerminating
+					}
 				},
 			},
 			{
@@ -113,6 +119,13 @@ func NewBuiltinStorage(typer runtime.ObjectTyper, optsGetter generic.RESTOptions
 func prepareNamespace(obj runtime.Object) {
 	ns := obj.(*corev1.Namespace)
 	ns.Status = corev1.NamespaceStatus{Phase: corev1.NamespaceActive}
+	// Held on deletion until the namespace controller removed the content.
+	for _, f := range ns.Finalizers {
+		if f == namespaces.ContentFinalizer {
+			return
+		}
+	}
+	ns.Finalizers = append(ns.Finalizers, namespaces.ContentFinalizer)
 }
 
 func defaultSecret(obj runtime.Object) {

@@ -40,6 +40,7 @@ import (
 	"github.com/wharfhub/wharf/hub/bootstrap"
 	wetcd "github.com/wharfhub/wharf/hub/etcd"
 	"github.com/wharfhub/wharf/hub/filters"
+	"github.com/wharfhub/wharf/hub/namespaces"
 	"github.com/wharfhub/wharf/hub/openapi"
 	wstorage "github.com/wharfhub/wharf/hub/storage"
 	"github.com/wharfhub/wharf/hub/workspaces"
@@ -71,6 +72,8 @@ type ExtraConfig struct {
 	EtcdClient  *clientv3.Client
 	Embedded    *wetcd.Embedded
 	Index       *workspaces.Index
+	// NamespaceLifecycle is handed the Namespace storage once it exists.
+	NamespaceLifecycle *namespaces.Lifecycle
 
 	AdminToken     string
 	KubeconfigPath string
@@ -129,9 +132,11 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	// One discovery manager shared with apiextensions, so CRD groups show up
 	// in the aggregated discovery the outermost server answers.
 	gc.AggregatedDiscoveryGroupManager = aggregated.NewResourceManager("apis")
-	// Namespace lifecycle and the other admission plugins need
-	// cluster-aware replacements; until then the chain is empty.
-	gc.AdmissionControl = admission.NewChainHandler()
+	// Upstream admission plugins look objects up without a workspace; the
+	// hub runs cluster-aware replacements only. apiextensions shares this
+	// chain, so custom resources are checked too.
+	extra.NamespaceLifecycle = namespaces.NewLifecycle()
+	gc.AdmissionControl = admission.NewChainHandler(extra.NamespaceLifecycle)
 
 	if err := o.SecureServing.ApplyTo(&gc.SecureServing, &gc.LoopbackClientConfig); err != nil {
 		return nil, err

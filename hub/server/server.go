@@ -8,10 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/healthz"
@@ -20,6 +18,7 @@ import (
 	tenancyv1alpha1 "github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1"
 	"github.com/wharfhub/wharf/hub/cluster"
 	"github.com/wharfhub/wharf/hub/crdcleanup"
+	"github.com/wharfhub/wharf/hub/namespaces"
 	"github.com/wharfhub/wharf/hub/registry"
 	wstorage "github.com/wharfhub/wharf/hub/storage"
 	"github.com/wharfhub/wharf/hub/workspaces"
@@ -76,8 +75,10 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 	if err != nil {
 		return nil, err
 	}
-	nsStore := builtin[corev1.SchemeGroupVersion]["namespaces"]
-	h.namespaces = nsStore.(rest.Creater)
+	nsStore := builtin[corev1.SchemeGroupVersion]["namespaces"].(*registry.Store)
+	h.namespaces = nsStore
+	x.NamespaceLifecycle.SetNamespaces(nsStore)
+	nsController := namespaces.NewController(nsStore, x.EtcdClient, x.EtcdPrefix)
 	wsREST, wsStatus, err := workspaces.NewREST(x.Scheme, optsGetter, x.Index, x.ExternalURL, h.namespaces)
 	if err != nil {
 		return nil, err
@@ -124,6 +125,10 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 		go runWorkspaceMetrics(hc, wsController.Lister(), x.Index)
 		return nil
 	})
+	s.AddPostStartHookOrDie("wharf-namespace-deletion", func(hc genericapiserver.PostStartHookContext) error {
+		go nsController.Run(hc, 2)
+		return nil
+	})
 	s.AddPostStartHookOrDie("wharf-crd-cleanup", func(hc genericapiserver.PostStartHookContext) error {
 		go crdController.Run(hc)
 		go legacyDiscovery.Run(hc)
@@ -142,20 +147,25 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 			}
 			return nil
 		}),
+		healthz.NamedCheck("wharf-namespace-controller", func(*http.Request) error {
+			if !nsController.HasSynced() {
+				return fmt.Errorf("namespace controller not synced")
+			}
+			return nil
+		}),
 	); err != nil {
 		return nil, err
 	}
 	return h, nil
 }
 
-// ensureDefaultNamespace creates root's default namespace on first start.
+// ensureDefaultNamespace creates root's default and kube-system namespaces
+// on first start.
 func (h *Hub) ensureDefaultNamespace(ctx context.Context) error {
-	nsCtx := request.WithNamespace(cluster.WithCluster(ctx, h.rootID), metav1.NamespaceNone)
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: metav1.NamespaceDefault}}
 	var lastErr error
 	for i := 0; i < 60; i++ {
-		_, err := h.namespaces.Create(nsCtx, ns.DeepCopy(), rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
-		if err == nil || apierrors.IsAlreadyExists(err) {
+		err := namespaces.CreateImmortal(cluster.WithCluster(ctx, h.rootID), h.namespaces)
+		if err == nil {
 			return nil
 		}
 		lastErr = err

@@ -7,11 +7,9 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/client-go/tools/cache"
@@ -47,38 +45,7 @@ func NewController(r *REST, status *StatusREST, index *Index, etcd *clientv3.Cli
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "workspace-deletion"}),
 	}
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			obj, err := r.List(cluster.WithWildcard(ctx), internalListOptions(opts))
-			if err != nil {
-				return nil, err
-			}
-			list := obj.(*tenancyv1alpha1.WorkspaceList)
-			for i := range list.Items {
-				list.Items[i].Namespace = list.Items[i].Annotations[wstorage.ClusterAnnotation]
-			}
-			return list, nil
-		},
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			w, err := r.Watch(cluster.WithWildcard(ctx), internalListOptions(opts))
-			if err != nil {
-				return nil, err
-			}
-			// The watch cache hands out shared, serialization-caching
-			// wrappers; the informer wants the objects themselves.
-			return watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
-				if co, ok := e.Object.(runtime.CacheableObject); ok {
-					e.Object = co.GetObject()
-				}
-				if ws, ok := e.Object.(*tenancyv1alpha1.Workspace); ok {
-					ws = ws.DeepCopy()
-					ws.Namespace = ws.Annotations[wstorage.ClusterAnnotation]
-					e.Object = ws
-				}
-				return e, true
-			}), nil
-		},
-	}
+	lw := wstorage.ClusterScopedListWatch(r)
 	// Names repeat across parents, so the informer's copies carry the
 	// parent cluster id in metadata.namespace (cluster-scoped objects leave
 	// it empty): the standard namespace/name key is then unique.
@@ -97,12 +64,6 @@ func NewController(r *REST, status *StatusREST, index *Index, etcd *clientv3.Cli
 
 // Lister returns the informer's store of every workspace, for metrics.
 func (c *Controller) Lister() cache.Store { return c.informer.GetStore() }
-
-func internalListOptions(opts metav1.ListOptions) *metainternalversion.ListOptions {
-	out := &metainternalversion.ListOptions{}
-	_ = metainternalversion.Convert_v1_ListOptions_To_internalversion_ListOptions(&opts, out, nil)
-	return out
-}
 
 // Run processes deletions until ctx is done.
 func (c *Controller) Run(ctx context.Context, workers int) {
@@ -195,7 +156,10 @@ func (c *Controller) purge(ctx context.Context, id cluster.ID, path cluster.Path
 	// Twice: a write admitted just before the terminating mark reached a
 	// replica can land after the first pass.
 	for pass := 0; pass < 2; pass++ {
-		n, err := PurgeClusters(ctx, c.etcd, c.etcdPrefix, ids)
+		n, err := wstorage.PurgeRanges(ctx, c.etcd, c.etcdPrefix, func(k wstorage.KeyParts) (string, bool) {
+			// Everything of a purged cluster goes, whatever its resource.
+			return k.Cluster + "/", ids[cluster.ID(k.Cluster)]
+		})
 		if err != nil {
 			return err
 		}

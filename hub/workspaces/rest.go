@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/generic"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -21,6 +19,7 @@ import (
 
 	tenancyv1alpha1 "github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1"
 	"github.com/wharfhub/wharf/hub/cluster"
+	"github.com/wharfhub/wharf/hub/namespaces"
 )
 
 // REST is the Workspace storage. Create allocates the logical cluster before
@@ -124,10 +123,8 @@ func (r *REST) Create(ctx context.Context, obj runtime.Object, createValidation 
 	if dryRun {
 		return out, nil
 	}
-	nsCtx := request.WithNamespace(cluster.WithCluster(context.WithoutCancel(ctx), id), metav1.NamespaceNone)
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: metav1.NamespaceDefault}}
-	if _, err := r.namespaces.Create(nsCtx, ns, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		klog.ErrorS(err, "Creating default namespace", "workspace", path)
+	if err := namespaces.CreateImmortal(cluster.WithCluster(context.WithoutCancel(ctx), id), r.namespaces); err != nil {
+		klog.ErrorS(err, "Creating the workspace's namespaces", "workspace", path)
 	}
 	return out, nil
 }

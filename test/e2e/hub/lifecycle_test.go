@@ -30,7 +30,7 @@ func TestNestedWorkspaces(t *testing.T) {
 	if got := h.mustKubectl(id, "get", "configmap", "deep", "-o", "jsonpath={.data.k}"); got != "v" {
 		t.Errorf("by id: %q", got)
 	}
-	if got := h.mustKubectl(id, "get", "namespaces", "-o", "name"); got != "namespace/default" {
+	if got := h.mustKubectl(id, "get", "namespaces", "-o", "name"); got != "namespace/default\nnamespace/kube-system" {
 		t.Errorf("new workspace namespaces = %q", got)
 	}
 	// Children are not visible from the grandparent.

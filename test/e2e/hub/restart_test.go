@@ -14,7 +14,7 @@ import (
 func TestRestartKeepsEverything(t *testing.T) {
 	t.Parallel()
 	h := startHub(t, hubOptions{})
-	if out := h.mustKubectl("", "get", "namespaces", "-o", "name"); out != "namespace/default" {
+	if out := h.mustKubectl("", "get", "namespaces", "-o", "name"); out != "namespace/default\nnamespace/kube-system" {
 		t.Fatalf("root namespaces on first start = %q", out)
 	}
 	id := h.createWorkspace("root", "persist")
@@ -72,7 +72,7 @@ func TestTwoHubsShareExternalEtcd(t *testing.T) {
 		if got := h2.mustKubectl("root:"+name, "get", "configmap", "hello", "-o", "jsonpath={.data.from}"); got != "h1" {
 			t.Errorf("h2 read %q", got)
 		}
-		if got := h2.mustKubectl(id, "get", "namespaces", "-o", "name"); got != "namespace/default" {
+		if got := h2.mustKubectl(id, "get", "namespaces", "-o", "name"); got != "namespace/default\nnamespace/kube-system" {
 			t.Errorf("h2 by id: %q", got)
 		}
 	}

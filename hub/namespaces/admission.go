@@ -1,0 +1,113 @@
+package namespaces
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/wharfhub/wharf/hub/cluster"
+)
+
+// PluginName is the admission plugin's name.
+const PluginName = "WharfNamespaceLifecycle"
+
+// ContentFinalizer holds a deleted namespace until its content is gone.
+const ContentFinalizer = "wharf.dev/namespace-content"
+
+// Immortal namespaces exist in every workspace and cannot be deleted.
+var Immortal = sets.New(metav1.NamespaceDefault, metav1.NamespaceSystem)
+
+// Lifecycle is the cluster-aware namespace lifecycle admission plugin.
+type Lifecycle struct {
+	*admission.Handler
+	// namespaces is set once the Namespace storage exists, which is after
+	// the admission chain is configured.
+	namespaces atomic.Pointer[rest.Getter]
+}
+
+var _ admission.ValidationInterface = &Lifecycle{}
+
+// NewLifecycle returns the plugin. It refuses every create until
+// SetNamespaces has been called.
+func NewLifecycle() *Lifecycle {
+	return &Lifecycle{Handler: admission.NewHandler(admission.Create, admission.Delete)}
+}
+
+// SetNamespaces hands the plugin the Namespace storage.
+func (l *Lifecycle) SetNamespaces(g rest.Getter) { l.namespaces.Store(&g) }
+
+// Validate rejects creating namespaced objects in missing or terminating
+// namespaces, and deleting the immortal namespaces.
+func (l *Lifecycle) Validate(ctx context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
+	gr := a.GetResource().GroupResource()
+	if a.GetOperation() == admission.Delete {
+		if gr == corev1.Resource("namespaces") && Immortal.Has(a.GetName()) {
+			return admission.NewForbidden(a, fmt.Errorf("namespace %s cannot be deleted", a.GetName()))
+		}
+		return nil
+	}
+	// Cluster-scoped objects (the namespace itself among them) have no
+	// namespace to check; neither do the review subresources.
+	if a.GetNamespace() == "" || gr == corev1.Resource("namespaces") {
+		return nil
+	}
+	if _, ok := cluster.From(ctx); !ok {
+		return admission.NewForbidden(a, fmt.Errorf("no workspace in request"))
+	}
+	ns, err := l.get(ctx, a.GetNamespace())
+	if apierrors.IsNotFound(err) {
+		return admission.NewForbidden(a, fmt.Errorf("namespace %s does not exist", a.GetNamespace()))
+	}
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	if ns.DeletionTimestamp != nil || ns.Status.Phase == corev1.NamespaceTerminating {
+		return apierrors.NewForbidden(a.GetResource().GroupResource(), a.GetName(),
+			fmt.Errorf("unable to create new content in namespace %s because it is being terminated", ns.Name))
+	}
+	return nil
+}
+
+// get reads the namespace from the watch cache, and on a miss from etcd: a
+// namespace created a moment ago may not have reached the cache yet.
+func (l *Lifecycle) get(ctx context.Context, name string) (*corev1.Namespace, error) {
+	gp := l.namespaces.Load()
+	if gp == nil {
+		return nil, fmt.Errorf("namespace storage not ready")
+	}
+	g := *gp
+	ctx = request.WithNamespace(ctx, metav1.NamespaceNone)
+	obj, err := g.Get(ctx, name, &metav1.GetOptions{ResourceVersion: "0"})
+	if apierrors.IsNotFound(err) {
+		obj, err = g.Get(ctx, name, &metav1.GetOptions{})
+	}
+	if err != nil {
+		return nil, err
+	}
+	ns, ok := obj.(*corev1.Namespace)
+	if !ok {
+		return nil, fmt.Errorf("unexpected %T", obj)
+	}
+	return ns, nil
+}
+
+// CreateImmortal creates the namespaces every workspace has. ctx must
+// address the workspace's logical cluster.
+func CreateImmortal(ctx context.Context, c rest.Creater) error {
+	ctx = request.WithNamespace(ctx, metav1.NamespaceNone)
+	for _, name := range sets.List(Immortal) {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		if _, err := c.Create(ctx, ns, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating namespace %s: %w", name, err)
+		}
+	}
+	return nil
+}

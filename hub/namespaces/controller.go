@@ -1,0 +1,161 @@
+package namespaces
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	"github.com/wharfhub/wharf/hub/cluster"
+	wstorage "github.com/wharfhub/wharf/hub/storage"
+)
+
+// Store is the Namespace storage the controller needs.
+type Store interface {
+	wstorage.ListWatcher
+	rest.Updater
+}
+
+// Controller removes the content of deleted namespaces in every workspace.
+type Controller struct {
+	store      Store
+	etcd       *clientv3.Client
+	etcdPrefix string
+	informer   cache.SharedIndexInformer
+	queue      workqueue.TypedRateLimitingInterface[string]
+}
+
+// NewController returns a namespace deletion controller.
+func NewController(store Store, etcd *clientv3.Client, etcdPrefix string) *Controller {
+	c := &Controller{
+		store: store, etcd: etcd, etcdPrefix: etcdPrefix,
+		informer: cache.NewSharedIndexInformer(wstorage.ClusterScopedListWatch(store), &corev1.Namespace{}, 10*time.Minute, cache.Indexers{}),
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "namespace-deletion"}),
+	}
+	enqueue := func(obj interface{}) {
+		if ns, ok := obj.(*corev1.Namespace); ok && ns.DeletionTimestamp != nil {
+			if k, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
+				c.queue.Add(k)
+			}
+		}
+	}
+	_, _ = c.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    enqueue,
+		UpdateFunc: func(_, obj interface{}) { enqueue(obj) },
+	})
+	return c
+}
+
+// HasSynced reports whether the controller has seen every namespace.
+func (c *Controller) HasSynced() bool { return c.informer.HasSynced() }
+
+// Run processes deletions until ctx is done.
+func (c *Controller) Run(ctx context.Context, workers int) {
+	defer c.queue.ShutDown()
+	go c.informer.RunWithContext(ctx)
+	if !cache.WaitForCacheSync(ctx.Done(), c.informer.HasSynced) {
+		return
+	}
+	for i := 0; i < workers; i++ {
+		go wait.UntilWithContext(ctx, func(ctx context.Context) {
+			for c.processNext(ctx) {
+			}
+		}, time.Second)
+	}
+	<-ctx.Done()
+}
+
+func (c *Controller) processNext(ctx context.Context) bool {
+	key, quit := c.queue.Get()
+	if quit {
+		return false
+	}
+	defer c.queue.Done(key)
+	if err := c.reconcile(ctx, key); err != nil {
+		klog.ErrorS(err, "Namespace deletion failed; retrying", "key", key)
+		c.queue.AddRateLimited(key)
+		return true
+	}
+	c.queue.Forget(key)
+	return true
+}
+
+func (c *Controller) reconcile(ctx context.Context, key string) error {
+	obj, exists, err := c.informer.GetStore().GetByKey(key)
+	if err != nil || !exists {
+		return err
+	}
+	ns := obj.(*corev1.Namespace)
+	if ns.DeletionTimestamp == nil || !hasFinalizer(ns.Finalizers) {
+		return nil
+	}
+	id := cluster.ID(ns.Namespace) // the informer's copy carries its cluster here
+	nctx := request.WithNamespace(cluster.WithCluster(ctx, id), metav1.NamespaceNone)
+
+	// An update of a namespace pending deletion records phase Terminating
+	// (see the Namespace strategy), which admission and clients read.
+	if ns.Status.Phase != corev1.NamespaceTerminating {
+		if err := c.update(nctx, ns.Name, func(*corev1.Namespace) {}); err != nil {
+			return fmt.Errorf("marking %s terminating: %w", ns.Name, err)
+		}
+	}
+	// Twice: a create admitted just before admission saw Terminating can
+	// land after the first pass.
+	for pass := 0; pass < 2; pass++ {
+		n, err := wstorage.PurgeRanges(ctx, c.etcd, c.etcdPrefix, func(k wstorage.KeyParts) (string, bool) {
+			return k.Cluster + "/" + ns.Name + "/", k.Cluster == string(id) && len(k.Rest) > len(ns.Name) && k.Rest[:len(ns.Name)+1] == ns.Name+"/"
+		})
+		if err != nil {
+			return err
+		}
+		klog.V(2).InfoS("Purged namespace content", "cluster", id, "namespace", ns.Name, "pass", pass, "keys", n)
+		if pass == 0 {
+			time.Sleep(500 * time.Millisecond)
+		}
+	}
+	err = c.update(nctx, ns.Name, func(n *corev1.Namespace) { n.Finalizers = removeFinalizer(n.Finalizers) })
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+func (c *Controller) update(ctx context.Context, name string, mutate func(*corev1.Namespace)) error {
+	_, _, err := c.store.Update(ctx, name, rest.DefaultUpdatedObjectInfo(nil, func(ctx context.Context, _, old runtime.Object) (runtime.Object, error) {
+		ns := old.(*corev1.Namespace).DeepCopy()
+		mutate(ns)
+		return ns, nil
+	}), nil, nil, false, &metav1.UpdateOptions{})
+	return err
+}
+
+func hasFinalizer(fs []string) bool {
+	for _, f := range fs {
+		if f == ContentFinalizer {
+			return true
+		}
+	}
+	return false
+}
+
+func removeFinalizer(fs []string) []string {
+	var out []string
+	for _, f := range fs {
+		if f != ContentFinalizer {
+			out = append(out, f)
+		}
+	}
+	return out
+}
