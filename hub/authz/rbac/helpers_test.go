@@ -20,15 +20,20 @@ const (
 	clusterB cluster.ID = "bbbbbbbbbbbbbbbb"
 )
 
-// rule builds a PolicyRule from comma lists. As in the upstream tests, ""
-// becomes [""], which for apiGroups means the core group.
+// rule builds a PolicyRule from comma lists. An empty groups list means the
+// core group ([""]); empty resources or urls mean none.
 func rule(verbs, groups, resources, urls string) rbacv1.PolicyRule {
-	return rbacv1.PolicyRule{
-		Verbs:           strings.Split(verbs, ","),
-		APIGroups:       strings.Split(groups, ","),
-		Resources:       strings.Split(resources, ","),
-		NonResourceURLs: strings.Split(urls, ","),
+	list := func(s string) []string {
+		if s == "" {
+			return nil
+		}
+		return strings.Split(s, ",")
 	}
+	r := rbacv1.PolicyRule{Verbs: list(verbs), Resources: list(resources), NonResourceURLs: list(urls)}
+	if r.Resources != nil {
+		r.APIGroups = strings.Split(groups, ",")
+	}
+	return r
 }
 
 func named(r rbacv1.PolicyRule, names ...string) rbacv1.PolicyRule {
