@@ -40,11 +40,13 @@ func runScenario(ctx context.Context, p params, many bool) (res result, err erro
 	}
 	defer func() {
 		if err != nil {
+			state := "still running"
 			select {
 			case <-h.exited:
-				err = fmt.Errorf("%w\nhub exited (%v); its log ends:\n%s", err, h.exitErr, h.logTail(60))
-			default:
+				state = fmt.Sprintf("exited: %v", h.exitErr)
+			case <-time.After(3 * time.Second):
 			}
+			err = fmt.Errorf("%w\nhub %s; its log ends:\n%s", err, state, h.logTail(60))
 		}
 		progress("scenario %s: stopping hub", res.name)
 		h.stop()
