@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authentication/group"
 	"k8s.io/apiserver/pkg/authentication/request/bearertoken"
 	"k8s.io/apiserver/pkg/authentication/token/tokenfile"
 	tokenunion "k8s.io/apiserver/pkg/authentication/token/union"
@@ -31,19 +33,35 @@ func newAuthenticator(adminToken, tokenFile string) (authenticator.Request, erro
 		}
 		tokens = append(tokens, f)
 	}
-	return bearertoken.New(tokenunion.New(tokens...)), nil
+	// Every authenticated identity is in system:authenticated, as upstream,
+	// so that bindings to that group mean what they mean elsewhere.
+	return group.NewAuthenticatedGroupAdder(bearertoken.New(tokenunion.New(tokens...))), nil
 }
 
 // publicInfoPaths may be read by any authenticated user: they describe the
 // API, not the data in any workspace.
 var publicInfoPaths = []string{"/api", "/apis", "/openapi", "/version", "/healthz", "/livez", "/readyz"}
 
+var selfReviews = map[schema.GroupResource]bool{
+	{Group: "authorization.k8s.io", Resource: "selfsubjectaccessreviews"}: true,
+	{Group: "authorization.k8s.io", Resource: "selfsubjectrulesreviews"}:  true,
+	{Group: "authentication.k8s.io", Resource: "selfsubjectreviews"}:      true,
+}
+
 // newAuthorizer grants everything to privileged groups and API discovery to
 // every authenticated user, and denies the rest. Per-workspace RBAC comes
 // later; until then only administrators can touch resources.
 func newAuthorizer() (authorizer.Authorizer, error) {
 	public := authorizer.AuthorizerFunc(func(ctx context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
-		if a.IsResourceRequest() || a.GetVerb() != "get" {
+		if a.IsResourceRequest() {
+			// Asking about one's own identity and permissions reveals
+			// nothing else (upstream's system:basic-user).
+			if a.GetVerb() == "create" && selfReviews[schema.GroupResource{Group: a.GetAPIGroup(), Resource: a.GetResource()}] {
+				return authorizer.DecisionAllow, "self review", nil
+			}
+			return authorizer.DecisionNoOpinion, "", nil
+		}
+		if a.GetVerb() != "get" {
 			return authorizer.DecisionNoOpinion, "", nil
 		}
 		for _, p := range publicInfoPaths {
@@ -58,4 +76,20 @@ func newAuthorizer() (authorizer.Authorizer, error) {
 		authzunion.NamedAuthorizer{AuthorizerName: "public-info", Authorizer: public},
 		authzunion.NamedAuthorizer{AuthorizerName: "deny", Authorizer: authorizerfactory.NewAlwaysDenyAuthorizer()},
 	)
+}
+
+// privilegedRules reports unlimited rules for privileged groups, so that
+// kubectl auth can-i --list tells administrators the truth.
+type privilegedRules struct{ groups []string }
+
+func (p privilegedRules) RulesFor(_ context.Context, u user.Info, _ string) ([]authorizer.ResourceRuleInfo, []authorizer.NonResourceRuleInfo, bool, error) {
+	for _, g := range u.GetGroups() {
+		for _, pg := range p.groups {
+			if g == pg {
+				return []authorizer.ResourceRuleInfo{&authorizer.DefaultResourceRuleInfo{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}}},
+					[]authorizer.NonResourceRuleInfo{&authorizer.DefaultNonResourceRuleInfo{Verbs: []string{"*"}, NonResourceURLs: []string{"*"}}}, false, nil
+			}
+		}
+	}
+	return nil, nil, false, nil
 }

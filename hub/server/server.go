@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,6 +22,7 @@ import (
 	"github.com/wharfhub/wharf/hub/crdcleanup"
 	"github.com/wharfhub/wharf/hub/namespaces"
 	"github.com/wharfhub/wharf/hub/registry"
+	"github.com/wharfhub/wharf/hub/registry/reviews"
 	wstorage "github.com/wharfhub/wharf/hub/storage"
 	"github.com/wharfhub/wharf/hub/workspaces"
 )
@@ -84,6 +87,13 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 		return nil, err
 	}
 	builtin[tenancyv1alpha1.SchemeGroupVersion] = map[string]rest.Storage{"workspaces": wsREST, "workspaces/status": wsStatus}
+	builtin[authorizationv1.SchemeGroupVersion] = map[string]rest.Storage{
+		"selfsubjectaccessreviews":  reviews.NewSelfSubjectAccessReview(s.Authorizer),
+		"localsubjectaccessreviews": reviews.NewLocalSubjectAccessReview(s.Authorizer),
+		"subjectaccessreviews":      reviews.NewSubjectAccessReview(s.Authorizer),
+		"selfsubjectrulesreviews":   reviews.NewSelfSubjectRulesReview(c.generic.RuleResolver),
+	}
+	builtin[authenticationv1.SchemeGroupVersion] = map[string]rest.Storage{"selfsubjectreviews": reviews.WhoAmIREST{}}
 
 	paramCodec := metav1.ParameterCodec
 	for _, gv := range servedGroupVersions {

@@ -10,6 +10,8 @@
 package scheme
 
 import (
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -52,6 +54,8 @@ var servedGroupVersions = []schema.GroupVersion{
 	corev1.SchemeGroupVersion,
 	rbacv1.SchemeGroupVersion,
 	coordinationv1.SchemeGroupVersion,
+	authorizationv1.SchemeGroupVersion,
+	authenticationv1.SchemeGroupVersion,
 	tenancyv1alpha1.SchemeGroupVersion,
 }
 
@@ -70,6 +74,13 @@ var servedTypes = map[schema.GroupVersion][]runtime.Object{
 	},
 	coordinationv1.SchemeGroupVersion: {
 		&coordinationv1.Lease{}, &coordinationv1.LeaseList{},
+	},
+	authorizationv1.SchemeGroupVersion: {
+		&authorizationv1.SelfSubjectAccessReview{}, &authorizationv1.LocalSubjectAccessReview{},
+		&authorizationv1.SubjectAccessReview{}, &authorizationv1.SelfSubjectRulesReview{},
+	},
+	authenticationv1.SchemeGroupVersion: {
+		&authenticationv1.SelfSubjectReview{},
 	},
 	tenancyv1alpha1.SchemeGroupVersion: {
 		&tenancyv1alpha1.Workspace{}, &tenancyv1alpha1.WorkspaceList{},
