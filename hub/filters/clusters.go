@@ -74,7 +74,7 @@ var WildcardVerbs = sets.New("list", "watch")
 
 // WithClusterResolution completes resolution after authentication. It is
 // wrapped directly around the API handler, innermost in the chain.
-func WithClusterResolution(delegate http.Handler, resolver Resolver, privilegedGroups sets.Set[string], s runtime.NegotiatedSerializer) http.Handler {
+func WithClusterResolution(delegate http.Handler, resolver Resolver, isAdmin func(user.Info) bool, s runtime.NegotiatedSerializer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		target, ok := cluster.TargetFrom(ctx)
@@ -83,7 +83,7 @@ func WithClusterResolution(delegate http.Handler, resolver Resolver, privilegedG
 			return
 		}
 		if target.IsWildcard() {
-			if err := admitWildcard(ctx, privilegedGroups); err != nil {
+			if err := admitWildcard(ctx, isAdmin); err != nil {
 				responsewriters.ErrorNegotiated(err, s, schema.GroupVersion{}, w, r)
 				return
 			}
@@ -112,9 +112,9 @@ func WithClusterResolution(delegate http.Handler, resolver Resolver, privilegedG
 
 // admitWildcard allows list and watch of a whole resource across every
 // workspace, and only to privileged users.
-func admitWildcard(ctx context.Context, privilegedGroups sets.Set[string]) error {
+func admitWildcard(ctx context.Context, isAdmin func(user.Info) bool) error {
 	u, ok := request.UserFrom(ctx)
-	if !ok || !isPrivileged(u, privilegedGroups) {
+	if !ok || !isAdmin(u) {
 		name := ""
 		if ok {
 			name = u.GetName()
@@ -133,13 +133,4 @@ func admitWildcard(ctx context.Context, privilegedGroups sets.Set[string]) error
 		return apierrors.NewBadRequest("/clusters/* supports only requests across all namespaces")
 	}
 	return nil
-}
-
-func isPrivileged(u user.Info, groups sets.Set[string]) bool {
-	for _, g := range u.GetGroups() {
-		if groups.Has(g) {
-			return true
-		}
-	}
-	return false
 }

@@ -94,6 +94,8 @@ func TestWithClusterPath(t *testing.T) {
 	}
 }
 
+func isMaster(u user.Info) bool { return sets.New(u.GetGroups()...).Has("system:masters") }
+
 func TestWithClusterResolution(t *testing.T) {
 	x, root, acme := newIndex(t)
 	if err := x.MarkTerminating(context.Background(), acme, "root:acme"); err != nil {
@@ -135,7 +137,7 @@ func TestWithClusterResolution(t *testing.T) {
 			}
 			req := httptest.NewRequest("GET", "https://hub/api", nil).WithContext(ctx)
 			rec := httptest.NewRecorder()
-			WithClusterResolution(recorder(&s), x, sets.New("system:masters"), codecs).ServeHTTP(rec, req)
+			WithClusterResolution(recorder(&s), x, isMaster, codecs).ServeHTTP(rec, req)
 			if rec.Code != tt.wantCode {
 				t.Fatalf("code = %d, want %d: %s", rec.Code, tt.wantCode, rec.Body)
 			}

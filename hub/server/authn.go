@@ -48,10 +48,10 @@ var selfReviews = map[schema.GroupResource]bool{
 	{Group: "authentication.k8s.io", Resource: "selfsubjectreviews"}:      true,
 }
 
-// newAuthorizer grants everything to privileged groups and API discovery to
-// every authenticated user, and denies the rest. Per-workspace RBAC comes
-// later; until then only administrators can touch resources.
-func newAuthorizer() (authorizer.Authorizer, error) {
+// newAuthorizer builds the chain: hub administrators, then API discovery
+// and self reviews for every authenticated user, then the request
+// workspace's RBAC, then deny.
+func newAuthorizer(a admins, w *workspaceRBAC) (authorizer.Authorizer, authorizer.RuleResolver, error) {
 	public := authorizer.AuthorizerFunc(func(ctx context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
 		if a.IsResourceRequest() {
 			// Asking about one's own identity and permissions reveals
@@ -71,25 +71,11 @@ func newAuthorizer() (authorizer.Authorizer, error) {
 		}
 		return authorizer.DecisionNoOpinion, "", nil
 	})
-	return authzunion.New(
-		authzunion.NamedAuthorizer{AuthorizerName: "privileged", Authorizer: authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup)},
+	chain, err := authzunion.New(
+		authzunion.NamedAuthorizer{AuthorizerName: "admins", Authorizer: authorizer.AuthorizerFunc(a.Authorize)},
 		authzunion.NamedAuthorizer{AuthorizerName: "public-info", Authorizer: public},
+		authzunion.NamedAuthorizer{AuthorizerName: "rbac", Authorizer: authorizer.AuthorizerFunc(w.Authorize)},
 		authzunion.NamedAuthorizer{AuthorizerName: "deny", Authorizer: authorizerfactory.NewAlwaysDenyAuthorizer()},
 	)
-}
-
-// privilegedRules reports unlimited rules for privileged groups, so that
-// kubectl auth can-i --list tells administrators the truth.
-type privilegedRules struct{ groups []string }
-
-func (p privilegedRules) RulesFor(_ context.Context, u user.Info, _ string) ([]authorizer.ResourceRuleInfo, []authorizer.NonResourceRuleInfo, bool, error) {
-	for _, g := range u.GetGroups() {
-		for _, pg := range p.groups {
-			if g == pg {
-				return []authorizer.ResourceRuleInfo{&authorizer.DefaultResourceRuleInfo{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}}},
-					[]authorizer.NonResourceRuleInfo{&authorizer.DefaultNonResourceRuleInfo{Verbs: []string{"*"}, NonResourceURLs: []string{"*"}}}, false, nil
-			}
-		}
-	}
-	return nil, nil, false, nil
+	return chain, authzunion.NewRuleResolvers(a, w), err
 }

@@ -27,7 +27,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/admission"
-	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/endpoints/discovery/aggregated"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -76,6 +75,10 @@ type ExtraConfig struct {
 	EtcdClient  *clientv3.Client
 	Embedded    *wetcd.Embedded
 	Index       *workspaces.Index
+	// Admins are the hub-wide administrators.
+	Admins admins
+	// RBAC is handed the per-workspace RBAC authorizer once it exists.
+	RBAC *workspaceRBAC
 	// NamespaceLifecycle is handed the Namespace storage once it exists.
 	NamespaceLifecycle *namespaces.Lifecycle
 
@@ -164,16 +167,16 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	if gc.Authentication.Authenticator, err = newAuthenticator(extra.AdminToken, o.TokenAuthFile); err != nil {
 		return nil, err
 	}
-	if gc.Authorization.Authorizer, err = newAuthorizer(); err != nil {
+	extra.Admins = admins{users: sets.New(o.AdminUsers...), groups: sets.New(o.AdminGroups...)}
+	extra.RBAC = &workspaceRBAC{resolver: extra.Index}
+	if gc.Authorization.Authorizer, gc.RuleResolver, err = newAuthorizer(extra.Admins, extra.RBAC); err != nil {
 		return nil, err
 	}
-	gc.RuleResolver = privilegedRules{groups: []string{user.SystemPrivilegedGroup}}
 	genericapiserver.AuthorizeClientBearerToken(gc.LoopbackClientConfig, &gc.Authentication, &gc.Authorization)
-	privileged := sets.New("system:masters")
 	gc.BuildHandlerChainFunc = func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
 		// Innermost: complete workspace resolution once the caller is
 		// authenticated and authorized (see package filters).
-		h := filters.WithClusterResolution(apiHandler, extra.Index, privileged, c.Serializer)
+		h := filters.WithClusterResolution(apiHandler, extra.Index, extra.Admins.has, c.Serializer)
 		h = genericapiserver.DefaultBuildHandlerChain(h, c)
 		// Outermost: strip /clusters/<target> before request info is
 		// parsed, so upstream filters see ordinary API paths.

@@ -26,6 +26,10 @@ type Options struct {
 
 	// TokenAuthFile is a static token CSV (token,user,uid,"group1,group2").
 	TokenAuthFile string
+
+	// AdminUsers and AdminGroups may do everything, in every workspace.
+	AdminUsers  []string
+	AdminGroups []string
 }
 
 // NewOptions returns options with the defaults documented in the flags.
@@ -34,6 +38,7 @@ func NewOptions() *Options {
 		DataDir:       ".wharf",
 		SecureServing: genericoptions.NewSecureServingOptions().WithLoopback(),
 		Etcd:          genericoptions.NewEtcdOptions(newStorageConfig()),
+		AdminGroups:   []string{"system:masters"},
 	}
 	o.SecureServing.BindPort = 9443
 	o.SecureServing.BindAddress = net.ParseIP("127.0.0.1")
@@ -54,6 +59,9 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	fss.FlagSet("etcd").Lookup("etcd-servers").Usage = "Endpoints of an external etcd cluster. Empty (the default) runs an embedded etcd under --data-dir."
 	a := fss.FlagSet("authentication")
 	a.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "CSV file of static bearer tokens: token,user,uid,\"group1,group2\".")
+	z := fss.FlagSet("authorization")
+	z.StringSliceVar(&o.AdminUsers, "admin-user", o.AdminUsers, "Users who may do everything in every workspace, /clusters/* included. Repeatable.")
+	z.StringSliceVar(&o.AdminGroups, "admin-group", o.AdminGroups, "Groups whose members may do everything in every workspace. Repeatable.")
 	return fss
 }
 

@@ -9,18 +9,23 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/klog/v2"
 
 	tenancyv1alpha1 "github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1"
+	"github.com/wharfhub/wharf/hub/authz/rbac"
 	"github.com/wharfhub/wharf/hub/cluster"
 	"github.com/wharfhub/wharf/hub/crdcleanup"
 	"github.com/wharfhub/wharf/hub/namespaces"
+	"github.com/wharfhub/wharf/hub/policy"
 	"github.com/wharfhub/wharf/hub/registry"
 	"github.com/wharfhub/wharf/hub/registry/reviews"
 	wstorage "github.com/wharfhub/wharf/hub/storage"
@@ -49,6 +54,16 @@ type Hub struct {
 	Extra      *ExtraConfig
 	rootID     cluster.ID
 	namespaces rest.Creater
+	policy     policy.Stores
+}
+
+// initializeWorkspace gives a new logical cluster its namespaces and
+// bootstrap RBAC, with the creator as admin.
+func (h *Hub) initializeWorkspace(ctx context.Context, id cluster.ID, creator user.Info) error {
+	if err := namespaces.CreateImmortal(cluster.WithCluster(ctx, id), h.namespaces); err != nil {
+		return err
+	}
+	return policy.Ensure(ctx, h.policy, id, creator)
 }
 
 // New builds the server chain: the hub's own groups in front, with the CRD
@@ -82,7 +97,26 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 	h.namespaces = nsStore
 	x.NamespaceLifecycle.SetNamespaces(nsStore)
 	nsController := namespaces.NewController(nsStore, x.EtcdClient, x.EtcdPrefix)
-	wsREST, wsStatus, err := workspaces.NewREST(x.Scheme, optsGetter, x.Index, x.ExternalURL, h.namespaces)
+	rbacGV := rbacv1.SchemeGroupVersion
+	rbacAuthz, err := rbac.New(rbac.Sources{
+		Roles:               rbac.StorageListWatch(builtin[rbacGV]["roles"].(*registry.Store)),
+		RoleBindings:        rbac.StorageListWatch(builtin[rbacGV]["rolebindings"].(*registry.Store)),
+		ClusterRoles:        rbac.StorageListWatch(builtin[rbacGV]["clusterroles"].(*registry.Store)),
+		ClusterRoleBindings: rbac.StorageListWatch(builtin[rbacGV]["clusterrolebindings"].(*registry.Store)),
+	})
+	if err != nil {
+		return nil, err
+	}
+	x.RBAC.rbac.Store(rbacAuthz)
+	checker := rbac.EscalationChecker{RBAC: rbacAuthz, Authorizer: authorizerOf(s), PrivilegedGroups: sets.List(x.Admins.groups)}
+	for _, res := range []string{"roles", "rolebindings", "clusterroles", "clusterrolebindings"} {
+		builtin[rbacGV][res] = registry.Guard(builtin[rbacGV][res].(*registry.Store), checker)
+	}
+	h.policy = policy.Stores{
+		ClusterRoles:        builtin[rbacGV]["clusterroles"].(rest.Creater),
+		ClusterRoleBindings: builtin[rbacGV]["clusterrolebindings"].(rest.Creater),
+	}
+	wsREST, wsStatus, err := workspaces.NewREST(x.Scheme, optsGetter, x.Index, x.ExternalURL, h.initializeWorkspace)
 	if err != nil {
 		return nil, err
 	}
@@ -127,6 +161,10 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 		go x.Index.Run(hc)
 		return nil
 	})
+	s.AddPostStartHookOrDie("wharf-rbac", func(hc genericapiserver.PostStartHookContext) error {
+		go rbacAuthz.Run(hc)
+		return nil
+	})
 	s.AddPostStartHookOrDie("wharf-root-workspace", func(hc genericapiserver.PostStartHookContext) error {
 		return h.ensureDefaultNamespace(hc)
 	})
@@ -157,6 +195,12 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 			}
 			return nil
 		}),
+		healthz.NamedCheck("wharf-rbac", func(*http.Request) error {
+			if !rbacAuthz.HasSynced() {
+				return fmt.Errorf("RBAC policy not synced")
+			}
+			return nil
+		}),
 		healthz.NamedCheck("wharf-namespace-controller", func(*http.Request) error {
 			if !nsController.HasSynced() {
 				return fmt.Errorf("namespace controller not synced")
@@ -174,7 +218,7 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 func (h *Hub) ensureDefaultNamespace(ctx context.Context) error {
 	var lastErr error
 	for i := 0; i < 60; i++ {
-		err := namespaces.CreateImmortal(cluster.WithCluster(ctx, h.rootID), h.namespaces)
+		err := h.initializeWorkspace(ctx, h.rootID, nil)
 		if err == nil {
 			return nil
 		}
@@ -205,3 +249,12 @@ func (h *Hub) Run(ctx context.Context) error {
 
 // RootCluster returns the logical cluster id of root.
 func (h *Hub) RootCluster() cluster.ID { return h.rootID }
+
+// authorizerOf returns the server's full authorizer chain for the
+// escalate and bind checks, so grants from any authorizer count.
+func authorizerOf(s *genericapiserver.GenericAPIServer) authorizer.Authorizer {
+	if a, ok := s.Authorizer.(authorizer.Authorizer); ok {
+		return a
+	}
+	return authorizer.AuthorizerFunc(s.Authorizer.Authorize)
+}

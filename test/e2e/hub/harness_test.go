@@ -193,6 +193,28 @@ func (h *hubProc) get(path string) (int, string, error) {
 	return h.getAs(h.Token, path)
 }
 
+// doAs sends one request with a bearer token and returns code and body.
+func (h *hubProc) doAs(token, method, path, body string) (int, string) {
+	req, err := http.NewRequest(method, h.URL+path, strings.NewReader(body))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	if method == http.MethodPatch {
+		req.Header.Set("Content-Type", "application/merge-patch+json")
+	} else if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := h.client().Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	_, _ = b.ReadFrom(resp.Body)
+	return resp.StatusCode, b.String()
+}
+
 func (h *hubProc) getAs(token, path string) (int, string, error) {
 	req, err := http.NewRequest(http.MethodGet, h.URL+path, nil)
 	if err != nil {
