@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/generic"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -19,7 +21,6 @@ import (
 
 	tenancyv1alpha1 "github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1"
 	"github.com/wharfhub/wharf/hub/cluster"
-	"github.com/wharfhub/wharf/hub/namespaces"
 )
 
 // REST is the Workspace storage. Create allocates the logical cluster before
@@ -28,8 +29,13 @@ type REST struct {
 	*genericregistry.Store
 	index       *Index
 	externalURL string
-	namespaces  rest.Creater
+	initialize  Initializer
 }
+
+// Initializer fills a new workspace's logical cluster with what every
+// workspace starts with (namespaces, bootstrap RBAC). creator is the user
+// who asked for the workspace.
+type Initializer func(ctx context.Context, id cluster.ID, creator user.Info) error
 
 // StatusREST serves workspaces/status for the hub's own controllers.
 type StatusREST struct {
@@ -42,9 +48,8 @@ var (
 	_ rest.Patcher            = &StatusREST{}
 )
 
-// NewREST builds Workspace storage. namespaces creates the default namespace
-// of each new workspace.
-func NewREST(typer runtime.ObjectTyper, optsGetter generic.RESTOptionsGetter, index *Index, externalURL string, namespaces rest.Creater) (*REST, *StatusREST, error) {
+// NewREST builds Workspace storage; initialize runs for each new workspace.
+func NewREST(typer runtime.ObjectTyper, optsGetter generic.RESTOptionsGetter, index *Index, externalURL string, initialize Initializer) (*REST, *StatusREST, error) {
 	st := strategy{ObjectTyper: typer, NameGenerator: names.SimpleNameGenerator}
 	store := &genericregistry.Store{
 		NewFunc:                   func() runtime.Object { return &tenancyv1alpha1.Workspace{} },
@@ -63,7 +68,7 @@ func NewREST(typer runtime.ObjectTyper, optsGetter generic.RESTOptionsGetter, in
 	statusStore := *store
 	statusStore.UpdateStrategy = statusStrategy{st}
 	statusStore.ResetFieldsStrategy = statusStrategy{st}
-	return &REST{Store: store, index: index, externalURL: strings.TrimSuffix(externalURL, "/"), namespaces: namespaces},
+	return &REST{Store: store, index: index, externalURL: strings.TrimSuffix(externalURL, "/"), initialize: initialize},
 		&StatusREST{store: &statusStore}, nil
 }
 
@@ -123,8 +128,13 @@ func (r *REST) Create(ctx context.Context, obj runtime.Object, createValidation 
 	if dryRun {
 		return out, nil
 	}
-	if err := namespaces.CreateImmortal(cluster.WithCluster(context.WithoutCancel(ctx), id), r.namespaces); err != nil {
-		klog.ErrorS(err, "Creating the workspace's namespaces", "workspace", path)
+	creator, _ := request.UserFrom(ctx)
+	if err := r.initialize(context.WithoutCancel(ctx), id, creator); err != nil {
+		// The workspace exists; report the failure rather than hide it.
+		// Initialization is idempotent, so the client may simply retry
+		// by deleting and recreating.
+		klog.ErrorS(err, "Initializing workspace", "workspace", path)
+		return nil, apierrors.NewInternalError(fmt.Errorf("workspace %s created but not initialized: %w", path, err))
 	}
 	return out, nil
 }
