@@ -10,6 +10,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 
 	"github.com/wharfhub/wharf/hub/cluster"
 )
@@ -94,6 +95,11 @@ func (a *Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes)
 	})
 	if allowedBy != nil {
 		return authorizer.DecisionAllow, "RBAC: allowed by " + allowedBy.String(), nil
+	}
+	if logV := klog.V(5); logV.Enabled() {
+		logV.InfoS("RBAC: no rule allows the request", "cluster", id, "user", u.GetName(), "groups", u.GetGroups(),
+			"verb", attrs.GetVerb(), "resource", attrs.GetResource(), "subresource", attrs.GetSubresource(),
+			"apiGroup", attrs.GetAPIGroup(), "namespace", attrs.GetNamespace(), "name", attrs.GetName(), "path", attrs.GetPath())
 	}
 	if len(errs) > 0 {
 		return authorizer.DecisionNoOpinion, fmt.Sprintf("RBAC: %v", utilerrors.NewAggregate(errs)), nil
