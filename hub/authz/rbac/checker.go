@@ -17,9 +17,11 @@ import (
 // fullAuthority is what setting an aggregationRule requires: such a role can
 // gather any rule in its cluster, so only someone who holds them all may
 // create or change one.
-var fullAuthority = []rbacv1.PolicyRule{
-	{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}},
-	{Verbs: []string{"*"}, NonResourceURLs: []string{"*"}},
+func fullAuthority() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}},
+		{Verbs: []string{"*"}, NonResourceURLs: []string{"*"}},
+	}
 }
 
 // EscalationChecker is what the RBAC registry strategies call before a Role,
@@ -88,7 +90,7 @@ func (c EscalationChecker) CheckClusterRole(ctx context.Context, name string, ru
 		return apierrors.NewForbidden(gr, name, err)
 	}
 	if aggregated {
-		if err := c.RBAC.confirmNoEscalation(ctx, "", fullAuthority); err != nil {
+		if err := c.RBAC.confirmNoEscalation(ctx, "", fullAuthority()); err != nil {
 			return apierrors.NewForbidden(gr, name, fmt.Errorf("only a holder of every permission in this workspace may use aggregationRule: %w", err))
 		}
 	}

@@ -49,4 +49,19 @@
 // their cluster, so they are never staler than the index; the rules stored
 // in an aggregated ClusterRole's own .rules are ignored, as upstream's
 // aggregation controller would overwrite them.
+//
+// # Wiring
+//
+//	authz, err := rbac.New(rbac.Sources{
+//		Roles:               rbac.StorageListWatch(rolesStore),
+//		RoleBindings:        rbac.StorageListWatch(roleBindingsStore),
+//		ClusterRoles:        rbac.StorageListWatch(clusterRolesStore),
+//		ClusterRoleBindings: rbac.StorageListWatch(clusterRoleBindingsStore),
+//	})
+//	go authz.Run(ctx)
+//	authz.WaitForSync(ctx) // or register authz.HasSynced as a readiness check
+//
+// authz is then the RBAC step of the authorizer chain and the RuleResolver
+// for SelfSubjectRulesReview, and EscalationChecker{RBAC: authz, Authorizer:
+// chain} guards writes to the four RBAC resources.
 package rbac
