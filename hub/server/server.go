@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"reflect"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -12,6 +13,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
@@ -24,6 +26,7 @@ import (
 	"github.com/wharfhub/wharf/hub/authz/rbac"
 	"github.com/wharfhub/wharf/hub/cluster"
 	"github.com/wharfhub/wharf/hub/crdcleanup"
+	"github.com/wharfhub/wharf/hub/gc"
 	"github.com/wharfhub/wharf/hub/namespaces"
 	"github.com/wharfhub/wharf/hub/policy"
 	"github.com/wharfhub/wharf/hub/registry"
@@ -143,6 +146,10 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 		}
 	}
 
+	collector, err := newCollector(builtin)
+	if err != nil {
+		return nil, err
+	}
 	wsController := workspaces.NewController(wsREST, wsStatus, x.Index, x.EtcdClient, x.EtcdPrefix)
 	reserved := sets.New[string]()
 	for gv, m := range builtin {
@@ -177,6 +184,10 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 		go nsController.Run(hc, 2)
 		return nil
 	})
+	s.AddPostStartHookOrDie("wharf-garbage-collector", func(hc genericapiserver.PostStartHookContext) error {
+		go collector.Run(hc, 2)
+		return nil
+	})
 	s.AddPostStartHookOrDie("wharf-crd-cleanup", func(hc genericapiserver.PostStartHookContext) error {
 		go crdController.Run(hc)
 		go legacyDiscovery.Run(hc)
@@ -192,6 +203,12 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 		healthz.NamedCheck("wharf-workspace-controller", func(*http.Request) error {
 			if !wsController.HasSynced() {
 				return fmt.Errorf("workspace controller not synced")
+			}
+			return nil
+		}),
+		healthz.NamedCheck("wharf-garbage-collector", func(*http.Request) error {
+			if !collector.HasSynced() {
+				return fmt.Errorf("garbage collector not synced")
 			}
 			return nil
 		}),
@@ -257,4 +274,26 @@ func authorizerOf(s *genericapiserver.GenericAPIServer) authorizer.Authorizer {
 		return a
 	}
 	return authorizer.AuthorizerFunc(s.Authorizer.Authorize)
+}
+
+// newCollector tracks ownership among the built-in namespaced and RBAC
+// resources. Namespaces and Workspaces have deletion flows of their own.
+func newCollector(builtin map[schema.GroupVersion]map[string]rest.Storage) (*gc.Collector, error) {
+	var resources []*gc.Resource
+	for gv, kinds := range registry.BuiltinKinds() {
+		for _, k := range kinds {
+			if k.Resource == corev1.Resource("namespaces") {
+				continue
+			}
+			store, ok := builtin[gv][k.Resource.Resource].(gc.Store)
+			if !ok {
+				return nil, fmt.Errorf("storage of %s cannot be garbage collected", k.Resource)
+			}
+			kind := reflect.TypeOf(k.New()).Elem().Name()
+			resources = append(resources, &gc.Resource{
+				Kind: schema.GroupKind{Group: gv.Group, Kind: kind}, Namespaced: k.Namespaced, Store: store, New: k.New,
+			})
+		}
+	}
+	return gc.New(resources)
 }

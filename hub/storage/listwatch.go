@@ -89,3 +89,26 @@ func internalListOptions(opts metav1.ListOptions) *metainternalversion.ListOptio
 	_ = metainternalversion.Convert_v1_ListOptions_To_internalversion_ListOptions(&opts, out, nil)
 	return out
 }
+
+// WildcardListWatch lists and watches a resource across every logical
+// cluster and hands objects over unchanged, for informers that key objects
+// by cluster themselves (through a transform).
+func WildcardListWatch(s ListWatcher) cache.ListerWatcher {
+	return &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return s.List(cluster.WithWildcard(ctx), internalListOptions(opts))
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			w, err := s.Watch(cluster.WithWildcard(ctx), internalListOptions(opts))
+			if err != nil {
+				return nil, err
+			}
+			return watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
+				if co, ok := e.Object.(runtime.CacheableObject); ok {
+					e.Object = co.GetObject()
+				}
+				return e, true
+			}), nil
+		},
+	}
+}
