@@ -242,3 +242,22 @@ func TestIsolationFuzz(t *testing.T) {
 		t.Fatalf("only %d requests tried; resource discovery failed:\n%s", tried, resources)
 	}
 }
+
+// TestAdminFlags: --admin-user makes a user a hub-wide administrator,
+// wildcard included, without any binding.
+func TestAdminFlags(t *testing.T) {
+	t.Parallel()
+	tokens := filepath.Join(t.TempDir(), "tokens.csv")
+	if err := os.WriteFile(tokens, []byte("dana-token,dana,dana-uid,\"ops\"\nbob-token,bob,bob-uid,\"devs\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := startHub(t, hubOptions{extraArgs: []string{"--token-auth-file", tokens, "--admin-user", "dana"}})
+	h.createWorkspace("root", "any")
+	h.mustAs("dana", "root:any", "create", "configmap", "x")
+	if out := h.mustAs("dana", "*", "get", "configmaps", "-A", "-o", "name"); !strings.Contains(out, "configmap/x") {
+		t.Errorf("dana's wildcard list = %q", out)
+	}
+	if code, body := h.doAs("bob-token", http.MethodGet, "/clusters/*/api/v1/configmaps", ""); code != http.StatusForbidden {
+		t.Errorf("bob's wildcard list = %d %s", code, body)
+	}
+}
