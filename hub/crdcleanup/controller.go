@@ -23,11 +23,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
+	"github.com/wharfhub/wharf/hub/controller"
 	wstorage "github.com/wharfhub/wharf/hub/storage"
 )
 
@@ -68,31 +68,12 @@ func New(client apiextensionsclient.Interface, etcd *clientv3.Client, etcdPrefix
 
 // Run processes CRD deletions until ctx is done.
 func (c *Controller) Run(ctx context.Context) {
-	defer c.queue.ShutDown()
 	go c.informer.RunWithContext(ctx)
 	if !cache.WaitForCacheSync(ctx.Done(), c.informer.HasSynced) {
+		c.queue.ShutDown()
 		return
 	}
-	go wait.UntilWithContext(ctx, func(ctx context.Context) {
-		for c.processNext(ctx) {
-		}
-	}, time.Second)
-	<-ctx.Done()
-}
-
-func (c *Controller) processNext(ctx context.Context) bool {
-	key, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(key)
-	if err := c.reconcile(ctx, key); err != nil {
-		klog.ErrorS(err, "CRD instance cleanup failed; retrying", "crd", key)
-		c.queue.AddRateLimited(key)
-		return true
-	}
-	c.queue.Forget(key)
-	return true
+	controller.Run(ctx, c.queue, 1, "crd-instance-cleanup", c.reconcile)
 }
 
 func (c *Controller) reconcile(ctx context.Context, key string) error {

@@ -58,7 +58,7 @@ func New(resources []*Resource) (*Collector, error) {
 		r := r
 		c.byKind[r.Kind] = r
 		inf := cache.NewSharedIndexInformer(wstorage.WildcardListWatch(r.Store), r.New(), 0, cache.Indexers{})
-		if err := inf.SetTransform(keyByCluster); err != nil {
+		if err := inf.SetTransform(wstorage.KeyByCluster); err != nil {
 			return nil, err
 		}
 		reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{

@@ -1,11 +1,8 @@
 package gc
 
 import (
-	"strings"
-
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/wharfhub/wharf/hub/cluster"
@@ -44,31 +41,9 @@ func nodeFrom(obj interface{}, res *Resource) (*node, bool) {
 	if id == "" {
 		return nil, false
 	}
-	_, ns, _ := strings.Cut(m.GetNamespace(), "/")
+	_, ns := wstorage.SplitClusterNamespace(m)
 	return &node{
 		uid: m.GetUID(), cluster: id, res: res, namespace: ns, name: m.GetName(),
 		owners: m.GetOwnerReferences(), deleting: m.GetDeletionTimestamp() != nil, finalizers: m.GetFinalizers(),
 	}, true
-}
-
-// keyByCluster is the informers' transform: names repeat across clusters,
-// so the stored copy's namespace becomes "<cluster>/<namespace>", unique
-// and impossible for a real namespace (which cannot contain "/").
-func keyByCluster(obj interface{}) (interface{}, error) {
-	if co, ok := obj.(runtime.CacheableObject); ok {
-		obj = co.GetObject()
-	}
-	ro, ok := obj.(runtime.Object)
-	if !ok {
-		return obj, nil
-	}
-	m, err := meta.Accessor(ro)
-	if err != nil || strings.Contains(m.GetNamespace(), "/") {
-		return obj, nil
-	}
-	cp := ro.DeepCopyObject()
-	cm, _ := meta.Accessor(cp)
-	cm.SetNamespace(cm.GetAnnotations()[wstorage.ClusterAnnotation] + "/" + cm.GetNamespace())
-	cm.SetManagedFields(nil)
-	return cp, nil
 }

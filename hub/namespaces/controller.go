@@ -10,7 +10,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/client-go/tools/cache"
@@ -18,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/wharfhub/wharf/hub/cluster"
+	"github.com/wharfhub/wharf/hub/controller"
 	wstorage "github.com/wharfhub/wharf/hub/storage"
 )
 
@@ -63,33 +63,12 @@ func (c *Controller) HasSynced() bool { return c.informer.HasSynced() }
 
 // Run processes deletions until ctx is done.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	defer c.queue.ShutDown()
 	go c.informer.RunWithContext(ctx)
 	if !cache.WaitForCacheSync(ctx.Done(), c.informer.HasSynced) {
+		c.queue.ShutDown()
 		return
 	}
-	for i := 0; i < workers; i++ {
-		go wait.UntilWithContext(ctx, func(ctx context.Context) {
-			for c.processNext(ctx) {
-			}
-		}, time.Second)
-	}
-	<-ctx.Done()
-}
-
-func (c *Controller) processNext(ctx context.Context) bool {
-	key, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(key)
-	if err := c.reconcile(ctx, key); err != nil {
-		klog.ErrorS(err, "Namespace deletion failed; retrying", "key", key)
-		c.queue.AddRateLimited(key)
-		return true
-	}
-	c.queue.Forget(key)
-	return true
+	controller.Run(ctx, c.queue, workers, "namespace-deletion", c.reconcile)
 }
 
 func (c *Controller) reconcile(ctx context.Context, key string) error {

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
@@ -111,4 +112,42 @@ func WildcardListWatch(s ListWatcher) cache.ListerWatcher {
 			}), nil
 		},
 	}
+}
+
+// KeyByCluster is an informer transform for objects of every cluster. An
+// informer keys its store by namespace/name, so objects of the same name in
+// two clusters would overwrite each other and produce bogus update and
+// delete events. The transform stores a copy whose namespace is
+// "<cluster>/<namespace>" ("<cluster>/" for cluster-scoped objects): a real
+// namespace never contains "/", which keeps keys unique and the transform
+// idempotent. The copy also keeps the caller's (possibly shared watch-cache)
+// objects unmodified, and drops managedFields, which controllers never read.
+// SplitClusterNamespace undoes it.
+func KeyByCluster(obj interface{}) (interface{}, error) {
+	if co, ok := obj.(runtime.CacheableObject); ok {
+		obj = co.GetObject()
+	}
+	ro, ok := obj.(runtime.Object)
+	if !ok {
+		return obj, nil
+	}
+	m, err := meta.Accessor(ro)
+	if err != nil || strings.Contains(m.GetNamespace(), "/") {
+		return obj, nil
+	}
+	cp := ro.DeepCopyObject()
+	cm, err := meta.Accessor(cp)
+	if err != nil {
+		return nil, fmt.Errorf("copy of %T: %w", obj, err)
+	}
+	cm.SetNamespace(m.GetAnnotations()[ClusterAnnotation] + "/" + m.GetNamespace())
+	cm.SetManagedFields(nil)
+	return cp, nil
+}
+
+// SplitClusterNamespace returns the cluster and the real namespace of an
+// object stored through KeyByCluster.
+func SplitClusterNamespace(m metav1.Object) (cluster.ID, string) {
+	id, ns, _ := strings.Cut(m.GetNamespace(), "/")
+	return cluster.ID(id), ns
 }

@@ -18,6 +18,7 @@ import (
 
 	tenancyv1alpha1 "github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1"
 	"github.com/wharfhub/wharf/hub/cluster"
+	"github.com/wharfhub/wharf/hub/controller"
 	wstorage "github.com/wharfhub/wharf/hub/storage"
 )
 
@@ -67,38 +68,17 @@ func (c *Controller) Lister() cache.Store { return c.informer.GetStore() }
 
 // Run processes deletions until ctx is done.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	defer c.queue.ShutDown()
 	go c.informer.RunWithContext(ctx)
 	if !cache.WaitForCacheSync(ctx.Done(), c.informer.HasSynced) {
+		c.queue.ShutDown()
 		return
 	}
-	for i := 0; i < workers; i++ {
-		go wait.UntilWithContext(ctx, func(ctx context.Context) {
-			for c.processNext(ctx) {
-			}
-		}, time.Second)
-	}
 	go wait.UntilWithContext(ctx, c.collectOrphans, time.Minute)
-	<-ctx.Done()
+	controller.Run(ctx, c.queue, workers, "workspace-deletion", c.reconcile)
 }
 
 // HasSynced reports whether the controller has seen every workspace.
 func (c *Controller) HasSynced() bool { return c.informer.HasSynced() }
-
-func (c *Controller) processNext(ctx context.Context) bool {
-	key, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(key)
-	if err := c.reconcile(ctx, key); err != nil {
-		klog.ErrorS(err, "Workspace deletion failed; retrying", "key", key)
-		c.queue.AddRateLimited(key)
-		return true
-	}
-	c.queue.Forget(key)
-	return true
-}
 
 func (c *Controller) reconcile(ctx context.Context, key string) error {
 	obj, exists, err := c.informer.GetStore().GetByKey(key)

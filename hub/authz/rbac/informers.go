@@ -58,7 +58,7 @@ func New(src Sources) (*Authorizer, error) {
 	}
 	for _, f := range feeds {
 		inf := cache.NewSharedIndexInformer(f.lw, f.obj, 0, cache.Indexers{})
-		if err := inf.SetTransform(keyByCluster); err != nil {
+		if err := inf.SetTransform(storage.KeyByCluster); err != nil {
 			return nil, fmt.Errorf("rbac: informer transform for %T: %w", f.obj, err)
 		}
 		put, del := f.put, f.del
@@ -118,34 +118,4 @@ func (a *Authorizer) apply(obj any, put func(*clusterIndex, string, metav1.Objec
 		}
 		del(ci, ns, m.GetName())
 	})
-}
-
-// keyByCluster is the informers' transform. The same namespace/name exists
-// in many clusters, but an informer keys its store by namespace/name only, so
-// colliding objects would overwrite each other and produce bogus update and
-// delete events. The transform therefore stores a copy whose namespace is
-// prefixed with "<cluster>/"; a namespace can never contain "/", which keeps
-// keys unique and makes the transform idempotent. The copy also protects the
-// caller's objects (possibly shared watch-cache objects) from mutation, and
-// drops managedFields, which RBAC never reads.
-func keyByCluster(obj any) (any, error) {
-	if co, ok := obj.(runtime.CacheableObject); ok {
-		obj = co.GetObject()
-	}
-	ro, ok := obj.(runtime.Object)
-	if !ok {
-		return obj, nil
-	}
-	m, err := meta.Accessor(ro)
-	if err != nil || strings.Contains(m.GetNamespace(), "/") {
-		return obj, nil
-	}
-	cp := ro.DeepCopyObject()
-	cm, err := meta.Accessor(cp)
-	if err != nil {
-		return nil, fmt.Errorf("rbac: copy of %T: %w", obj, err)
-	}
-	cm.SetNamespace(m.GetAnnotations()[storage.ClusterAnnotation] + "/" + m.GetNamespace())
-	cm.SetManagedFields(nil)
-	return cp, nil
 }
