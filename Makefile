@@ -66,6 +66,8 @@ bench: build
 	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
 	cd test/bench/revdial && GOTOOLCHAIN=go1.27.3 $(GO) test -run='^$$' -bench=Compare -benchtime=1x -timeout=30m .
 	$(GO) run ./test/bench/hub -bin $(BIN)/wharf-hub
+	$(GO) test -run='^$$' -bench='^BenchmarkAuthorize$$' ./hub/authz/rbac | $(GO) run ./test/bench/authzratio
+	$(GO) run ./test/bench/rbac -bin $(BIN)/wharf-hub
 
 # generate rewrites the deepcopy and OpenAPI code of the hub's API types.
 # The OpenAPI definitions also cover the k8s.io/api groups the hub serves,

@@ -1,0 +1,99 @@
+// Command rbac benchmarks per-workspace RBAC through the real wharf-hub
+// binary, end to end over loopback HTTPS.
+//
+// In one run against one hub it measures the latency of a GET of one
+// ConfigMap as the hub admin (group system:masters, which short-circuits
+// RBAC) and as user alice (bound to ClusterRole view in that workspace, so
+// every request goes through the workspace's RBAC). It measures both twice:
+// when only the target workspace holds a binding for alice, and after N-1
+// more workspaces were created, each with its own ClusterRoleBinding for
+// alice, so that N workspaces hold one. (Every workspace, root included, also
+// holds its bootstrap bindings.)
+// It prints p50/p99 of each, the ratio alice/admin (the cost of full RBAC
+// on a get) and the ratio N/1 (whether authorization cost grows with the
+// number of workspaces holding bindings). Numbers are printed, never
+// asserted.
+//
+// Usage:
+//
+//	go run ./test/bench/rbac -bin bin/wharf-hub [-workspaces 10000] [-gets 2000]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"time"
+)
+
+// params are the benchmark's flags.
+type params struct {
+	bin         string
+	workspaces  int
+	gets        int
+	concurrency int
+	timeout     time.Duration
+}
+
+func main() {
+	var p params
+	flag.StringVar(&p.bin, "bin", "bin/wharf-hub", "path of the wharf-hub binary")
+	flag.IntVar(&p.workspaces, "workspaces", 10000, "second phase: workspaces with a ClusterRoleBinding for alice, the target included")
+	flag.IntVar(&p.gets, "gets", 2000, "timed GETs per identity per measurement")
+	flag.IntVar(&p.concurrency, "concurrency", 8, "concurrent workspace-creation workers")
+	flag.DurationVar(&p.timeout, "timeout", 15*time.Minute, "overall time limit")
+	flag.Parse()
+	if err := p.validate(); err != nil {
+		fmt.Fprintln(os.Stderr, "rbac bench:", err)
+		flag.Usage()
+		os.Exit(2)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	if err := run(ctx, p); err != nil {
+		fmt.Fprintln(os.Stderr, "rbac bench:", err)
+		cancel()
+		stop()
+		os.Exit(1)
+	}
+}
+
+func (p params) validate() error {
+	switch {
+	case p.bin == "":
+		return errors.New("-bin is required")
+	case p.workspaces < 2:
+		return errors.New("-workspaces must be at least 2")
+	case p.gets < 1 || p.concurrency < 1:
+		return errors.New("-gets and -concurrency must be at least 1")
+	}
+	return nil
+}
+
+// progress logs a timestamped progress line to stderr.
+func progress(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s  %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+func run(ctx context.Context, p params) error {
+	if _, err := os.Stat(p.bin); err != nil {
+		return fmt.Errorf("hub binary: %w", err)
+	}
+	fmt.Printf("wharf rbac benchmark: bin=%s workspaces=%d gets=%d concurrency=%d GOMAXPROCS=%d\n",
+		p.bin, p.workspaces, p.gets, p.concurrency, runtime.GOMAXPROCS(0))
+	start := time.Now()
+	res, err := runScenario(ctx, p)
+	if err != nil {
+		return err
+	}
+	printResults(os.Stdout, p, res)
+	fmt.Printf("total benchmark time: %s\n", time.Since(start).Round(time.Second))
+	return nil
+}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"k8s.io/client-go/rest"
+)
+
+// phase is one pair of GET measurements: admin and alice, interleaved.
+type phase struct {
+	boundWorkspaces int // workspaces holding a binding for alice
+	admin, alice    summary
+}
+
+// result is what one run measured.
+type result struct {
+	startup     time.Duration // hub start until /readyz ok
+	wsCreate    time.Duration // creating and binding the extra workspaces
+	rootStatus  int           // alice's GET of ConfigMaps in root, unbound
+	few, many   phase
+	targetPath  string // URL path of the ConfigMap every GET reads
+	workspaces  int    // extra bound workspaces created
+	targetSpace string
+}
+
+// runScenario starts a hub, binds alice in a target workspace, measures,
+// adds p.workspaces-1 bound workspaces and measures again.
+func runScenario(ctx context.Context, p params) (res result, err error) {
+	progress("starting hub")
+	t0 := time.Now()
+	h, err := startHub(ctx, p.bin)
+	if err != nil {
+		return res, err
+	}
+	defer func() {
+		if err != nil {
+			state := "still running"
+			select {
+			case <-h.exited:
+				state = fmt.Sprintf("exited: %v", h.exitErr)
+			case <-time.After(3 * time.Second):
+			}
+			err = fmt.Errorf("%w\nhub %s; its log ends:\n%s", err, state, h.logTail(60))
+		}
+		progress("stopping hub")
+		h.stop()
+	}()
+	res.startup = time.Since(t0)
+
+	progress("creating target workspace, binding alice to view, creating ConfigMap")
+	target, err := boundWorkspaces(ctx, h, "target", 1, 1)
+	if err != nil {
+		return res, err
+	}
+	res.targetSpace = target[0]
+	if res.targetPath, err = createTarget(ctx, h, target[0]); err != nil {
+		return res, err
+	}
+	adminCfg := rest.CopyConfig(h.admin)
+	admin, err := newGetter("admin", adminCfg, h.url+res.targetPath)
+	if err != nil {
+		return res, err
+	}
+	alice, err := newGetter("alice", h.aliceConfig(), h.url+res.targetPath)
+	if err != nil {
+		return res, err
+	}
+	if err := alice.waitAllowed(ctx); err != nil {
+		return res, err
+	}
+	// Sanity: alice has no binding in root, so RBAC must deny her there.
+	unbound, err := newGetter("alice", h.aliceConfig(), h.url+"/clusters/root/api/v1/namespaces/default/configmaps")
+	if err != nil {
+		return res, err
+	}
+	if res.rootStatus, err = unbound.get(ctx); err != nil {
+		return res, err
+	}
+	if res.rootStatus != http.StatusForbidden {
+		return res, fmt.Errorf("alice listing ConfigMaps in root: HTTP %d, want 403", res.rootStatus)
+	}
+
+	progress("measuring %d GETs each as admin and alice, 1 bound workspace", p.gets)
+	if res.few, err = measurePhase(ctx, p.gets, 1, admin, alice); err != nil {
+		return res, err
+	}
+
+	progress("creating %d workspaces, each with a ClusterRoleBinding for alice", p.workspaces-1)
+	t0 = time.Now()
+	wss, err := boundWorkspaces(ctx, h, "ws", p.workspaces-1, p.concurrency)
+	if err != nil {
+		return res, err
+	}
+	res.wsCreate = time.Since(t0)
+	res.workspaces = len(wss)
+	progress("created %d workspaces in %s", len(wss), res.wsCreate.Round(time.Millisecond))
+	// The index must hold the new bindings before measuring: wait until
+	// alice may list in the last workspace created.
+	last, err := newGetter("alice", h.aliceConfig(), h.url+"/clusters/"+wss[len(wss)-1]+"/api/v1/namespaces/default/configmaps")
+	if err != nil {
+		return res, err
+	}
+	if err := last.waitAllowed(ctx); err != nil {
+		return res, err
+	}
+
+	progress("measuring %d GETs each as admin and alice, %d bound workspaces", p.gets, 1+len(wss))
+	if res.many, err = measurePhase(ctx, p.gets, 1+len(wss), admin, alice); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+func measurePhase(ctx context.Context, n, bound int, admin, alice *getter) (phase, error) {
+	s, err := measureGets(ctx, n, admin, alice)
+	if err != nil {
+		return phase{}, fmt.Errorf("measure with %d bound workspaces: %w", bound, err)
+	}
+	return phase{boundWorkspaces: bound, admin: s[0], alice: s[1]}, nil
+}
