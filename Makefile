@@ -40,8 +40,11 @@ lint:
 
 # test runs lint, builds the binaries the end-to-end tests start, then runs
 # every test. No test is skipped for a missing tool: tests fail instead.
+# The tunnel library is also run under the race detector: its tests exist
+# to catch concurrency bugs.
 test: lint build kube-tools-for-test
 	$(GO) test -count=1 -timeout=25m $(GOTESTFLAGS) $(PKGS)
+	$(GO) test -race -count=1 -timeout=10m ./revdial/...
 
 # kube-tools builds kube-apiserver, etcd and kubectl from the separate tools
 # module test/tools into $(KUBE_TOOLS_DIR), reusing it while the hash matches.
