@@ -16,14 +16,15 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"runtime"
 	"time"
+
+	"github.com/wharfhub/wharf/test/bench/benchkit"
 )
 
-// params are the benchmark's flags.
+// params are the benchmark's flags; Bin and Timeout are in Command.
 type params struct {
-	bin          string
+	benchkit.Command
 	workspaces   int
 	perWorkspace int
 	big          int
@@ -31,12 +32,11 @@ type params struct {
 	lists        int
 	qps          float64
 	burst        int
-	timeout      time.Duration
 }
 
 func main() {
-	var p params
-	flag.StringVar(&p.bin, "bin", "bin/wharf-hub", "path of the wharf-hub binary")
+	p := params{Command: benchkit.Command{Name: "hub bench"}}
+	p.RegisterFlags(20 * time.Minute)
 	flag.IntVar(&p.workspaces, "workspaces", 1000, "scenario B: number of small workspaces")
 	flag.IntVar(&p.perWorkspace, "per-workspace", 100, "scenario B: ConfigMaps in each small workspace")
 	flag.IntVar(&p.big, "big", 10000, "ConfigMaps in the big workspace (both scenarios)")
@@ -44,30 +44,12 @@ func main() {
 	flag.IntVar(&p.lists, "lists", 20, "timed lists per measurement")
 	flag.Float64Var(&p.qps, "qps", 2000, "client QPS")
 	flag.IntVar(&p.burst, "burst", 2000, "client burst")
-	flag.DurationVar(&p.timeout, "timeout", 20*time.Minute, "overall time limit")
 	flag.Parse()
-	if err := p.validate(); err != nil {
-		fmt.Fprintln(os.Stderr, "hub bench:", err)
-		flag.Usage()
-		os.Exit(2)
-	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, p.timeout)
-	defer cancel()
-	if err := run(ctx, p); err != nil {
-		fmt.Fprintln(os.Stderr, "hub bench:", err)
-		cancel()
-		stop()
-		os.Exit(1)
-	}
+	p.Main(p.validate, func(ctx context.Context) error { return run(ctx, p) })
 }
 
 func (p params) validate() error {
 	switch {
-	case p.bin == "":
-		return errors.New("-bin is required")
 	case p.big < 1 || p.workspaces < 0 || p.perWorkspace < 1:
 		return errors.New("-big and -per-workspace must be at least 1, -workspaces at least 0")
 	case p.concurrency < 1 || p.lists < 1:
@@ -77,12 +59,8 @@ func (p params) validate() error {
 }
 
 func run(ctx context.Context, p params) error {
-	if _, err := os.Stat(p.bin); err != nil {
-		return fmt.Errorf("hub binary: %w", err)
-	}
 	fmt.Printf("wharf hub benchmark: bin=%s workspaces=%d per-workspace=%d big=%d concurrency=%d lists=%d qps=%g burst=%d GOMAXPROCS=%d\n",
-		p.bin, p.workspaces, p.perWorkspace, p.big, p.concurrency, p.lists, p.qps, p.burst, runtime.GOMAXPROCS(0))
-	start := time.Now()
+		p.Bin, p.workspaces, p.perWorkspace, p.big, p.concurrency, p.lists, p.qps, p.burst, runtime.GOMAXPROCS(0))
 	a, err := runScenario(ctx, p, false)
 	if err != nil {
 		return fmt.Errorf("scenario A: %w", err)
@@ -92,11 +70,5 @@ func run(ctx context.Context, p params) error {
 		return fmt.Errorf("scenario B: %w", err)
 	}
 	printResults(os.Stdout, p, a, b)
-	fmt.Printf("total benchmark time: %s\n", time.Since(start).Round(time.Second))
 	return nil
-}
-
-// progress logs a timestamped progress line to stderr.
-func progress(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "%s  %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 }

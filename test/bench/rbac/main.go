@@ -25,50 +25,32 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"runtime"
 	"time"
+
+	"github.com/wharfhub/wharf/test/bench/benchkit"
 )
 
-// params are the benchmark's flags.
+// params are the benchmark's flags; Bin and Timeout are in Command.
 type params struct {
-	bin         string
+	benchkit.Command
 	workspaces  int
 	gets        int
 	concurrency int
-	timeout     time.Duration
 }
 
 func main() {
-	var p params
-	flag.StringVar(&p.bin, "bin", "bin/wharf-hub", "path of the wharf-hub binary")
+	p := params{Command: benchkit.Command{Name: "rbac bench"}}
+	p.RegisterFlags(15 * time.Minute)
 	flag.IntVar(&p.workspaces, "workspaces", 10000, "second phase: workspaces with a ClusterRoleBinding for alice, the target included")
 	flag.IntVar(&p.gets, "gets", 2000, "timed GETs per identity per measurement")
 	flag.IntVar(&p.concurrency, "concurrency", 8, "concurrent workspace-creation workers")
-	flag.DurationVar(&p.timeout, "timeout", 15*time.Minute, "overall time limit")
 	flag.Parse()
-	if err := p.validate(); err != nil {
-		fmt.Fprintln(os.Stderr, "rbac bench:", err)
-		flag.Usage()
-		os.Exit(2)
-	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, p.timeout)
-	defer cancel()
-	if err := run(ctx, p); err != nil {
-		fmt.Fprintln(os.Stderr, "rbac bench:", err)
-		cancel()
-		stop()
-		os.Exit(1)
-	}
+	p.Main(p.validate, func(ctx context.Context) error { return run(ctx, p) })
 }
 
 func (p params) validate() error {
 	switch {
-	case p.bin == "":
-		return errors.New("-bin is required")
 	case p.workspaces < 2:
 		return errors.New("-workspaces must be at least 2")
 	case p.gets < 1 || p.concurrency < 1:
@@ -77,23 +59,13 @@ func (p params) validate() error {
 	return nil
 }
 
-// progress logs a timestamped progress line to stderr.
-func progress(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "%s  %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
-}
-
 func run(ctx context.Context, p params) error {
-	if _, err := os.Stat(p.bin); err != nil {
-		return fmt.Errorf("hub binary: %w", err)
-	}
 	fmt.Printf("wharf rbac benchmark: bin=%s workspaces=%d gets=%d concurrency=%d GOMAXPROCS=%d\n",
-		p.bin, p.workspaces, p.gets, p.concurrency, runtime.GOMAXPROCS(0))
-	start := time.Now()
+		p.Bin, p.workspaces, p.gets, p.concurrency, runtime.GOMAXPROCS(0))
 	res, err := runScenario(ctx, p)
 	if err != nil {
 		return err
 	}
 	printResults(os.Stdout, p, res)
-	fmt.Printf("total benchmark time: %s\n", time.Since(start).Round(time.Second))
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/wharfhub/wharf/test/bench/benchkit"
 )
 
 // getter GETs one URL as one identity over a keep-alive connection.
@@ -80,8 +82,8 @@ const warmup = 100
 // measureGets does n sequential timed GETs with each getter, interleaved
 // (a, b, b, a, a, b, ...) so that noise on a shared machine hits both
 // alike, after warmup untimed GETs each. It returns one summary per getter.
-func measureGets(ctx context.Context, n int, gs ...*getter) ([]summary, error) {
-	recs := make([]recorder, len(gs))
+func measureGets(ctx context.Context, n int, gs ...*getter) ([]benchkit.Summary, error) {
+	recs := make([]benchkit.Recorder, len(gs))
 	for i := -warmup; i < n; i++ {
 		for k := range gs {
 			j := k
@@ -93,13 +95,13 @@ func measureGets(ctx context.Context, n int, gs ...*getter) ([]summary, error) {
 				return nil, err
 			}
 			if i >= 0 {
-				recs[j].add(d)
+				recs[j].Add(d)
 			}
 		}
 	}
-	out := make([]summary, len(gs))
+	out := make([]benchkit.Summary, len(gs))
 	for j := range recs {
-		out[j] = recs[j].summarize()
+		out[j] = recs[j].Summarize()
 	}
 	return out, nil
 }

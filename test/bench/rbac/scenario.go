@@ -2,17 +2,18 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"net/http"
 	"time"
 
-	"k8s.io/client-go/rest"
+	"github.com/wharfhub/wharf/test/bench/benchkit"
 )
 
 // phase is one pair of GET measurements: admin and alice, interleaved.
 type phase struct {
 	boundWorkspaces int // workspaces holding a binding for alice
-	admin, alice    summary
+	admin, alice    benchkit.Summary
 }
 
 // result is what one run measured.
@@ -29,28 +30,29 @@ type result struct {
 // runScenario starts a hub, binds alice in a target workspace, measures,
 // adds p.workspaces-1 bound workspaces and measures again.
 func runScenario(ctx context.Context, p params) (res result, err error) {
-	progress("starting hub")
+	benchkit.Progress("starting hub")
 	t0 := time.Now()
-	h, err := startHub(ctx, p.bin)
+	aliceToken := rand.Text()
+	h, err := benchkit.StartHub(ctx, benchkit.Options{
+		Bin:       p.Bin,
+		DirPrefix: "wharf-bench-rbac-",
+		TokenFile: aliceToken + `,alice,alice,"bench-users"` + "\n",
+		QPS:       2000,
+		Burst:     2000,
+	})
 	if err != nil {
 		return res, err
 	}
 	defer func() {
 		if err != nil {
-			state := "still running"
-			select {
-			case <-h.exited:
-				state = fmt.Sprintf("exited: %v", h.exitErr)
-			case <-time.After(3 * time.Second):
-			}
-			err = fmt.Errorf("%w\nhub %s; its log ends:\n%s", err, state, h.logTail(60))
+			err = h.Annotate(err)
 		}
-		progress("stopping hub")
-		h.stop()
+		benchkit.Progress("stopping hub")
+		h.Stop()
 	}()
 	res.startup = time.Since(t0)
 
-	progress("creating target workspace, binding alice to view, creating ConfigMap")
+	benchkit.Progress("creating target workspace, binding alice to view, creating ConfigMap")
 	target, err := boundWorkspaces(ctx, h, "target", 1, 1)
 	if err != nil {
 		return res, err
@@ -59,12 +61,11 @@ func runScenario(ctx context.Context, p params) (res result, err error) {
 	if res.targetPath, err = createTarget(ctx, h, target[0]); err != nil {
 		return res, err
 	}
-	adminCfg := rest.CopyConfig(h.admin)
-	admin, err := newGetter("admin", adminCfg, h.url+res.targetPath)
+	admin, err := newGetter("admin", h.Config(""), h.URL()+res.targetPath)
 	if err != nil {
 		return res, err
 	}
-	alice, err := newGetter("alice", h.aliceConfig(), h.url+res.targetPath)
+	alice, err := newGetter("alice", h.ConfigWithToken("", aliceToken), h.URL()+res.targetPath)
 	if err != nil {
 		return res, err
 	}
@@ -72,7 +73,7 @@ func runScenario(ctx context.Context, p params) (res result, err error) {
 		return res, err
 	}
 	// Sanity: alice has no binding in root, so RBAC must deny her there.
-	unbound, err := newGetter("alice", h.aliceConfig(), h.url+"/clusters/root/api/v1/namespaces/default/configmaps")
+	unbound, err := newGetter("alice", h.ConfigWithToken("", aliceToken), h.URL()+"/clusters/root/api/v1/namespaces/default/configmaps")
 	if err != nil {
 		return res, err
 	}
@@ -83,12 +84,12 @@ func runScenario(ctx context.Context, p params) (res result, err error) {
 		return res, fmt.Errorf("alice listing ConfigMaps in root: HTTP %d, want 403", res.rootStatus)
 	}
 
-	progress("measuring %d GETs each as admin and alice, 1 bound workspace", p.gets)
+	benchkit.Progress("measuring %d GETs each as admin and alice, 1 bound workspace", p.gets)
 	if res.few, err = measurePhase(ctx, p.gets, 1, admin, alice); err != nil {
 		return res, err
 	}
 
-	progress("creating %d workspaces, each with a ClusterRoleBinding for alice", p.workspaces-1)
+	benchkit.Progress("creating %d workspaces, each with a ClusterRoleBinding for alice", p.workspaces-1)
 	t0 = time.Now()
 	wss, err := boundWorkspaces(ctx, h, "ws", p.workspaces-1, p.concurrency)
 	if err != nil {
@@ -96,10 +97,10 @@ func runScenario(ctx context.Context, p params) (res result, err error) {
 	}
 	res.wsCreate = time.Since(t0)
 	res.workspaces = len(wss)
-	progress("created %d workspaces in %s", len(wss), res.wsCreate.Round(time.Millisecond))
+	benchkit.Progress("created %d workspaces in %s", len(wss), res.wsCreate.Round(time.Millisecond))
 	// The index must hold the new bindings before measuring: wait until
 	// alice may list in the last workspace created.
-	last, err := newGetter("alice", h.aliceConfig(), h.url+"/clusters/"+wss[len(wss)-1]+"/api/v1/namespaces/default/configmaps")
+	last, err := newGetter("alice", h.ConfigWithToken("", aliceToken), h.URL()+"/clusters/"+wss[len(wss)-1]+"/api/v1/namespaces/default/configmaps")
 	if err != nil {
 		return res, err
 	}
@@ -107,7 +108,7 @@ func runScenario(ctx context.Context, p params) (res result, err error) {
 		return res, err
 	}
 
-	progress("measuring %d GETs each as admin and alice, %d bound workspaces", p.gets, 1+len(wss))
+	benchkit.Progress("measuring %d GETs each as admin and alice, %d bound workspaces", p.gets, 1+len(wss))
 	if res.many, err = measurePhase(ctx, p.gets, 1+len(wss), admin, alice); err != nil {
 		return res, err
 	}
