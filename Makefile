@@ -88,6 +88,8 @@ generate:
 	  --output-pkg github.com/wharfhub/wharf/hub/openapi --output-file zz_generated.openapi.go \
 	  --output-model-name-file zz_generated.model_name.go \
 	  --go-header-file hub/openapi/header.txt --report-filename /dev/null $(OPENAPI_PKGS)
+	# sdk/plugin/pluginpb: needs protoc, protoc-gen-go@v1.36.12 and protoc-gen-go-grpc on PATH.
+	PATH="$$PATH:$$($(GO) env GOPATH)/bin" $(GO) generate ./sdk/plugin/pluginpb
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

@@ -1,0 +1,1 @@
+customElements.define("example-provider", class extends HTMLElement {});
