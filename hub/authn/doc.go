@@ -1,0 +1,47 @@
+// Package authn builds the hub's request authenticator: a union of bearer
+// token authenticators tried in a fixed order.
+//
+//  1. Static tokens: the generated admin token, then --token-auth-file.
+//  2. Hub service-account tokens (reserved slot; not built yet).
+//  3. OIDC ID tokens from one issuer (--oidc-* flags).
+//  4. The browser session cookie (later; it is not a bearer token).
+//
+// # OIDC implementation
+//
+// OIDC tokens are verified by the upstream k8s.io/apiserver JWT
+// authenticator (plugin/pkg/authenticator/token/oidc) configured with an
+// apiserver.JWTAuthenticator, not by calling coreos/go-oidc directly. The
+// upstream authenticator already does issuer discovery, JWKS caching with
+// refetch on an unknown key id (key rotation), audience and issuer checks,
+// the email_verified rule, required claims and claim prefixes, and it is
+// what kube-apiserver ships: the flags mean exactly what they mean there,
+// and we inherit its security fixes instead of re-deriving them.
+//
+// # Threat model
+//
+// Attacker capabilities considered: sending arbitrary bearer tokens
+// (forged, expired, minted for another client or by another issuer,
+// alg "none" or HMAC-signed with a public key), reading hub logs, and
+// probing error responses to learn which check failed.
+//
+//   - Anonymous requests are refused: there is no anonymous authenticator
+//     in the chain, so a request without a valid credential is 401.
+//   - Failures answer the generic apiserver 401 Status ("Unauthorized").
+//     The reason is never sent to the client, so a prober cannot tell an
+//     expired token from a bad signature or an unknown static token.
+//   - Only asymmetric algorithms (RS*, ES*, PS*) are accepted, so "none"
+//     and HS256-with-the-public-key confusion are impossible.
+//   - The IdP is reached over TLS only (the issuer URL must be https);
+//     --oidc-ca-file pins the IdP's CA instead of the system roots.
+//   - Tokens never reach logs. Rejections are logged with sha256:<8 hex>
+//     of the token so that an operator can correlate reports with log
+//     lines without the log being a credential store.
+//   - OIDC usernames are prefixed (--oidc-username-prefix, by default the
+//     issuer URL + "#" unless the claim is email) and groups may be
+//     prefixed, so an IdP user cannot claim a hub-internal name such as
+//     wharf-admin or system:masters. Operators who set the prefix to "-"
+//     accept that risk explicitly.
+//
+// Not covered here: revocation of OIDC tokens before expiry (the IdP's
+// token lifetime bounds it) and rate limiting of failed attempts.
+package authn
