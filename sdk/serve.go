@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/wharfhub/wharf/sdk/plugin"
@@ -19,9 +21,14 @@ const parentPoll = 2 * time.Second
 // Serve runs p as a Wharf provider plugin. Call it from main; it returns when
 // the hub disconnects. Run by hand (without the hub's handshake cookie) it
 // prints a short explanation and exits.
+//
+// If the hub dies without stopping it (SIGTERM, which the hub arranges as the
+// parent-death signal on Linux, or re-parenting noticed by polling), the
+// plugin runs its Stop hook and then kills its whole process group, so
+// nothing it spawned outlives the hub.
 func Serve(p Provider) {
 	srv := NewServer(p)
-	stopWatch := watchParent(srv)
+	stopWatch := watchHub(srv)
 	plugin.Serve(srv)
 	stopWatch()
 	ctx, cancel := context.WithTimeout(context.Background(), stopGrace)
@@ -33,11 +40,12 @@ func Serve(p Provider) {
 	}
 }
 
-// watchParent exits the plugin when it is re-parented, i.e. the hub died
-// without killing it (Pdeathsig covers Linux; this covers the rest and the
-// case of a hub thread exiting). Returns a func that ends the watch.
-func watchParent(srv plugin.Server) (stop func()) {
+// watchHub ends the plugin when the hub goes away. It returns a func that
+// ends the watch and waits for its goroutine.
+func watchHub(srv plugin.Server) (stop func()) {
 	ppid := os.Getppid()
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
@@ -48,17 +56,27 @@ func watchParent(srv plugin.Server) (stop func()) {
 			select {
 			case <-done:
 				return
+			case <-term:
+				abandon(srv, "terminated")
 			case <-t.C:
-				if os.Getppid() == ppid {
-					continue
+				if os.Getppid() != ppid {
+					abandon(srv, "hub went away")
 				}
-				ctx, cancel := context.WithTimeout(context.Background(), stopGrace)
-				_ = srv.Stop(ctx)
-				cancel()
-				fmt.Fprintln(os.Stderr, "provider: hub went away, exiting")
-				os.Exit(1)
 			}
 		}
 	}()
-	return func() { close(done); <-finished }
+	return func() {
+		signal.Stop(term)
+		close(done)
+		<-finished
+	}
+}
+
+// abandon stops the provider and exits, taking its process group along.
+func abandon(srv plugin.Server, why string) {
+	ctx, cancel := context.WithTimeout(context.Background(), stopGrace)
+	_ = srv.Stop(ctx)
+	cancel()
+	fmt.Fprintf(os.Stderr, "provider: %s, exiting\n", why)
+	exitGroup()
 }

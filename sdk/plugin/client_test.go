@@ -24,6 +24,10 @@ import (
 var exampleBin string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(fakeHubEnv) != "" {
+		runFakeHub()
+		return
+	}
 	dir, err := os.MkdirTemp("", "wharf-sdk-test-")
 	if err != nil {
 		panic(err)

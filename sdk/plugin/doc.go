@@ -18,9 +18,10 @@
 //   - Trust: the plugin trusts X-Kedge-* identity headers only because the
 //     socket is reachable by the hub alone; the hub strips and re-asserts them.
 //   - Lifetime: the hub starts the plugin in its own process group and kills
-//     the whole group on [Client.Kill]; on Linux the plugin also gets SIGKILL
-//     when the hub dies, and package sdk makes the plugin exit when it is
-//     re-parented.
+//     the whole group on [Client.Kill]. On Linux the plugin gets SIGTERM as
+//     its parent-death signal; package sdk answers that, and re-parenting,
+//     by running the Stop hook and killing its own group, so nothing outlives
+//     a hub that was killed with -9.
 //
 // This package must not import the hub, the apiserver or etcd: it is linked
 // into every provider binary. revdial/imports_test.go enforces that.
