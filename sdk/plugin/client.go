@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
 )
 
 // DefaultStartTimeout bounds the go-plugin handshake when neither
@@ -28,6 +29,9 @@ const socketName = "http.sock"
 // maxSocketPath is the portable limit for sun_path (104 on BSDs, 108 on
 // Linux), checked up front so the failure names the path.
 const maxSocketPath = 103
+
+// maxMessage bounds a single control message from the plugin.
+const maxMessage = 64 << 20
 
 // Options describes how the hub launches one provider binary.
 type Options struct {
@@ -104,7 +108,9 @@ func Launch(ctx context.Context, opts Options) (*Client, error) {
 	}
 
 	cmd := exec.Command(opts.Path, opts.Args...)
-	cmd.Env = append(os.Environ(), opts.Env...)
+	// The go-plugin control socket goes into the same private directory:
+	// whoever can reach it can Stop the provider.
+	cmd.Env = append(append(os.Environ(), opts.Env...), goplugin.EnvUnixSocketDir+"="+dir)
 	// Own process group, so Kill reaches everything the plugin spawned; on
 	// Linux also die with the hub.
 	cmd.SysProcAttr = procAttr()
@@ -126,6 +132,9 @@ func Launch(ctx context.Context, opts Options) (*Client, error) {
 		// go-plugin's own logger would duplicate every stderr line; errors
 		// reach the hub as return values instead.
 		Logger: hclog.NewNullLogger(),
+		// Describe carries every CRD's full schema; 4 MiB (gRPC's default)
+		// is within reach of a provider with many large CRDs.
+		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage))},
 	}
 	if len(opts.Checksum) > 0 {
 		cfg.SecureConfig = &goplugin.SecureConfig{Checksum: opts.Checksum, Hash: sha256.New()}

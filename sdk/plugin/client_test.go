@@ -153,6 +153,11 @@ func TestLifecycle(t *testing.T) {
 	if err != nil || fi.Mode().Perm() != 0o700 {
 		t.Fatalf("socket dir: %v %v", fi.Mode(), err)
 	}
+	// The go-plugin control socket lives in the same private directory.
+	entries, err := os.ReadDir(filepath.Dir(c.SocketPath()))
+	if err != nil || len(entries) < 2 {
+		t.Fatalf("socket dir entries: %v %v", entries, err)
+	}
 
 	code, body := get(t, c, "/services/config", nil)
 	var cfg map[string]any
