@@ -7,35 +7,32 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
-	"k8s.io/apiserver/pkg/authentication/group"
-	"k8s.io/apiserver/pkg/authentication/request/bearertoken"
-	"k8s.io/apiserver/pkg/authentication/token/tokenfile"
-	tokenunion "k8s.io/apiserver/pkg/authentication/token/union"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	authzunion "k8s.io/apiserver/pkg/authorization/union"
+
+	"github.com/wharfhub/wharf/hub/authn"
 )
 
 // AdminUser is the identity of the generated admin token.
 const AdminUser = "wharf-admin"
 
-// newAuthenticator authenticates bearer tokens: the generated admin token,
-// then the static token file. Anonymous requests are never authenticated.
-func newAuthenticator(adminToken, tokenFile string) (authenticator.Request, error) {
-	tokens := []authenticator.Token{tokenfile.New(map[string]*user.DefaultInfo{
-		adminToken: {Name: AdminUser, UID: AdminUser, Groups: []string{user.SystemPrivilegedGroup}},
-	})}
-	if tokenFile != "" {
-		f, err := tokenfile.NewCSV(tokenFile)
-		if err != nil {
-			return nil, fmt.Errorf("loading --token-auth-file: %w", err)
-		}
-		tokens = append(tokens, f)
+// newAuthenticator authenticates bearer tokens through hub/authn's union:
+// the generated admin token, the static token file, then OIDC ID tokens if
+// --oidc-* is set. Anonymous requests are never authenticated. ctx must
+// live as long as the hub: OIDC discovery and key refresh run under it.
+func newAuthenticator(ctx context.Context, adminToken, tokenFile string, o *authn.Options) (authenticator.Request, error) {
+	admin := &user.DefaultInfo{Name: AdminUser, UID: AdminUser, Groups: []string{user.SystemPrivilegedGroup}}
+	static, err := authn.StaticTokens(adminToken, admin, tokenFile)
+	if err != nil {
+		return nil, fmt.Errorf("loading --token-auth-file: %w", err)
 	}
-	// Every authenticated identity is in system:authenticated, as upstream,
-	// so that bindings to that group mean what they mean elsewhere.
-	return group.NewAuthenticatedGroupAdder(bearertoken.New(tokenunion.New(tokens...))), nil
+	a, err := o.Authenticator(ctx, static)
+	if err != nil {
+		return nil, fmt.Errorf("building authenticator: %w", err)
+	}
+	return a, nil
 }
 
 // publicInfoPaths may be read by any authenticated user: they describe the

@@ -164,7 +164,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	if extra.AdminToken, err = bootstrap.LoadOrCreateToken(filepath.Join(o.DataDir, "admin-token")); err != nil {
 		return nil, err
 	}
-	if gc.Authentication.Authenticator, err = newAuthenticator(extra.AdminToken, o.TokenAuthFile); err != nil {
+	if gc.Authentication.Authenticator, err = newAuthenticator(ctx, extra.AdminToken, o.TokenAuthFile, o.Authn); err != nil {
 		return nil, err
 	}
 	extra.Admins = admins{users: sets.New(o.AdminUsers...), groups: sets.New(o.AdminGroups...)}

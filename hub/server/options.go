@@ -11,6 +11,8 @@ import (
 
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	cliflag "k8s.io/component-base/cli/flag"
+
+	"github.com/wharfhub/wharf/hub/authn"
 )
 
 // Options are the hub's command-line options, grouped by subsystem.
@@ -26,6 +28,8 @@ type Options struct {
 
 	// TokenAuthFile is a static token CSV (token,user,uid,"group1,group2").
 	TokenAuthFile string
+	// Authn holds the --oidc-* flags.
+	Authn *authn.Options
 
 	// AdminUsers and AdminGroups may do everything, in every workspace.
 	AdminUsers  []string
@@ -39,6 +43,7 @@ func NewOptions() *Options {
 		SecureServing: genericoptions.NewSecureServingOptions().WithLoopback(),
 		Etcd:          genericoptions.NewEtcdOptions(newStorageConfig()),
 		AdminGroups:   []string{"system:masters"},
+		Authn:         authn.NewOptions(),
 	}
 	o.SecureServing.BindPort = 9443
 	o.SecureServing.BindAddress = net.ParseIP("127.0.0.1")
@@ -59,6 +64,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	fss.FlagSet("etcd").Lookup("etcd-servers").Usage = "Endpoints of an external etcd cluster. Empty (the default) runs an embedded etcd under --data-dir."
 	a := fss.FlagSet("authentication")
 	a.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "CSV file of static bearer tokens: token,user,uid,\"group1,group2\".")
+	o.Authn.AddFlags(a)
 	z := fss.FlagSet("authorization")
 	z.StringSliceVar(&o.AdminUsers, "admin-user", o.AdminUsers, "Users who may do everything in every workspace, /clusters/* included. Repeatable.")
 	z.StringSliceVar(&o.AdminGroups, "admin-group", o.AdminGroups, "Groups whose members may do everything in every workspace. Repeatable.")
@@ -103,5 +109,6 @@ func (o *Options) Validate() []error {
 			errs = append(errs, fmt.Errorf("--token-auth-file: %w", err))
 		}
 	}
+	errs = append(errs, o.Authn.Validate()...)
 	return errs
 }
