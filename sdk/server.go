@@ -57,6 +57,7 @@ func (s *server) Start(ctx context.Context, cfg *plugin.Config) error {
 	if st, ok := s.p.(Starter); ok {
 		if err := st.Start(ctx, hc); err != nil {
 			_ = ln.Close()
+			_ = os.Remove(cfg.SocketPath)
 			return fmt.Errorf("provider start hook: %w", err)
 		}
 	}

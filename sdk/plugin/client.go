@@ -39,8 +39,12 @@ type Options struct {
 	Path string
 	// Args are extra command-line arguments.
 	Args []string
-	// Env is appended to the hub's environment for the plugin.
+	// Env is added to the plugin's environment, overriding the hub's.
 	Env []string
+	// IsolateEnv starts the plugin without the hub's environment (only Env
+	// and go-plugin's handshake variables), so hub secrets held in
+	// environment variables do not leak into provider processes.
+	IsolateEnv bool
 	// Checksum, when set, is the binary's expected SHA-256; a mismatch
 	// refuses to start it. See ParseChecksum.
 	Checksum []byte
@@ -108,9 +112,15 @@ func Launch(ctx context.Context, opts Options) (*Client, error) {
 	}
 
 	cmd := exec.Command(opts.Path, opts.Args...)
-	// The go-plugin control socket goes into the same private directory:
-	// whoever can reach it can Stop the provider.
-	cmd.Env = append(append(os.Environ(), opts.Env...), goplugin.EnvUnixSocketDir+"="+dir)
+	// Order matters: later entries win, so opts.Env overrides the hub's
+	// environment. go-plugin appends only its handshake variables after
+	// these (SkipHostEnv below stops it re-appending os.Environ()). The
+	// go-plugin control socket goes into the same private directory as the
+	// HTTP socket: whoever can reach it can Stop the provider.
+	if !opts.IsolateEnv {
+		cmd.Env = os.Environ()
+	}
+	cmd.Env = append(append(cmd.Env, opts.Env...), goplugin.EnvUnixSocketDir+"="+dir)
 	// Own process group, so Kill reaches everything the plugin spawned; on
 	// Linux also die with the hub.
 	cmd.SysProcAttr = procAttr()
@@ -124,6 +134,7 @@ func Launch(ctx context.Context, opts Options) (*Client, error) {
 		HandshakeConfig:  Handshake,
 		Plugins:          pluginMap(nil),
 		Cmd:              cmd,
+		SkipHostEnv:      true,
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		StartTimeout:     startTimeout(ctx, opts.StartTimeout),
 		Stderr:           stderr,

@@ -227,3 +227,37 @@ func TestKillReachesProcessGroup(t *testing.T) {
 	// the outcome rather than assert on timing.
 	waitGone(t, cfg.ChildPID)
 }
+
+func TestEnvironment(t *testing.T) {
+	t.Setenv("WHARF_EXAMPLE_ENV", "hub")
+	tests := []struct {
+		name     string
+		opts     plugin.Options
+		wantEnv  string
+		wantPath bool
+	}{
+		{name: "inherits hub env", wantEnv: "hub", wantPath: true},
+		{name: "Env overrides hub env", opts: plugin.Options{Env: []string{"WHARF_EXAMPLE_ENV=plugin"}}, wantEnv: "plugin", wantPath: true},
+		{name: "isolated", opts: plugin.Options{IsolateEnv: true}, wantEnv: ""},
+		{name: "isolated with Env", opts: plugin.Options{IsolateEnv: true, Env: []string{"WHARF_EXAMPLE_ENV=only"}}, wantEnv: "only"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := launch(t, tt.opts)
+			if err := c.Start(t.Context(), plugin.Config{}); err != nil {
+				t.Fatal(err)
+			}
+			_, body := get(t, c, "/services/config", nil)
+			var cfg struct {
+				Env  string `json:"env"`
+				Path string `json:"path"`
+			}
+			if err := json.Unmarshal(body, &cfg); err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Env != tt.wantEnv || (cfg.Path != "") != tt.wantPath {
+				t.Fatalf("plugin env = %q, PATH set %v; want %q, %v", cfg.Env, cfg.Path != "", tt.wantEnv, tt.wantPath)
+			}
+		})
+	}
+}

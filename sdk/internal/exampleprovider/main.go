@@ -85,7 +85,8 @@ func (p *provider) Manifest() sdk.Manifest {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		out := map[string]any{"hubURL": p.hc.HubURL, "dataDir": p.hc.DataDir,
-			"greeting": p.cfg.Greeting, "childPID": p.childPID, "pid": os.Getpid()}
+			"greeting": p.cfg.Greeting, "childPID": p.childPID, "pid": os.Getpid(),
+			"env": os.Getenv("WHARF_EXAMPLE_ENV"), "path": os.Getenv("PATH")}
 		if p.hc.RestConfig != nil {
 			out["restHost"] = p.hc.RestConfig.Host
 			out["restToken"] = p.hc.RestConfig.BearerToken
