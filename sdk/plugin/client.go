@@ -55,7 +55,9 @@ type Options struct {
 	// StartTimeout bounds launch and handshake. Zero means the context's
 	// deadline, or DefaultStartTimeout.
 	StartTimeout time.Duration
-	// Stderr receives the plugin's stderr, line by line. Nil discards it.
+	// Stderr receives the plugin's stderr and stdout as complete lines:
+	// one line, ending in a newline, per Write, never two Writes at once.
+	// The hub can log each Write as one entry. Nil discards the output.
 	Stderr io.Writer
 }
 
@@ -66,6 +68,7 @@ type Client struct {
 	cmd        *exec.Cmd
 	socketPath string
 	ownDir     string // removed on Kill when we created it
+	streams    []*lineWriter
 	killOnce   sync.Once
 }
 
@@ -126,10 +129,12 @@ func Launch(ctx context.Context, opts Options) (*Client, error) {
 	cmd.SysProcAttr = procAttr()
 	c.cmd = cmd
 
-	stderr := opts.Stderr
-	if stderr == nil {
-		stderr = io.Discard
+	out := opts.Stderr
+	if out == nil {
+		out = io.Discard
 	}
+	outMu := &sync.Mutex{}
+	c.streams = []*lineWriter{{outMu: outMu, out: out}, {outMu: outMu, out: out}, {outMu: outMu, out: out}}
 	cfg := &goplugin.ClientConfig{
 		HandshakeConfig:  Handshake,
 		Plugins:          pluginMap(nil),
@@ -137,9 +142,9 @@ func Launch(ctx context.Context, opts Options) (*Client, error) {
 		SkipHostEnv:      true,
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		StartTimeout:     startTimeout(ctx, opts.StartTimeout),
-		Stderr:           stderr,
-		SyncStderr:       stderr,
-		SyncStdout:       stderr,
+		Stderr:           c.streams[0],
+		SyncStderr:       c.streams[1],
+		SyncStdout:       c.streams[2],
 		// go-plugin's own logger would duplicate every stderr line; errors
 		// reach the hub as return values instead.
 		Logger: hclog.NewNullLogger(),
@@ -252,6 +257,11 @@ func (c *Client) Kill() {
 		c.gp.Kill()
 		if pid := c.Pid(); pid > 0 {
 			killGroup(pid)
+		}
+		// go-plugin has stopped relaying output; keep a last partial line
+		// (often the reason for a crash).
+		for _, s := range c.streams {
+			s.Flush()
 		}
 		c.cleanup()
 	})
