@@ -218,9 +218,16 @@ func (c *Client) Pid() int {
 // Exited reports whether the plugin process has exited.
 func (c *Client) Exited() bool { return c.gp.Exited() }
 
-// Describe asks the plugin for its manifest.
+// Describe asks the plugin for its manifest and validates it.
 func (c *Client) Describe(ctx context.Context) (*Descriptor, error) {
-	return c.srv.Describe(ctx)
+	d, err := c.srv.Describe(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.Validate(); err != nil {
+		return nil, fmt.Errorf("describe: %w", err)
+	}
+	return d, nil
 }
 
 // Start configures the plugin and makes it serve on SocketPath. The socket
