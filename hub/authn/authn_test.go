@@ -22,6 +22,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/wharfhub/wharf/hub/authn"
+	"github.com/wharfhub/wharf/test/idp"
 )
 
 const (
@@ -33,14 +34,14 @@ var adminInfo = &user.DefaultInfo{Name: "wharf-admin", UID: "wharf-admin", Group
 
 // newAuth parses args as hub flags would and returns a ready authenticator
 // (OIDC discovery done) with the admin token and a token file as statics.
-func newAuth(t *testing.T, idp *testIdP, args ...string) *authn.Authenticator {
+func newAuth(t *testing.T, p *idp.IdP, args ...string) *authn.Authenticator {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	o := authn.NewOptions()
 	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 	o.AddFlags(fs)
-	base := []string{"--oidc-issuer-url=" + idp.URL, "--oidc-client-id=" + clientID, "--oidc-ca-file=" + idp.CAFile}
+	base := []string{"--oidc-issuer-url=" + p.URL, "--oidc-client-id=" + clientID, "--oidc-ca-file=" + p.CAFile}
 	if err := fs.Parse(append(base, args...)); err != nil {
 		t.Fatal(err)
 	}
@@ -89,8 +90,8 @@ func authenticate(t *testing.T, a *authn.Authenticator, token string) (user.Info
 }
 
 func TestUnionOrderAndAnonymous(t *testing.T) {
-	idp := newTestIdP(t)
-	a := newAuth(t, idp, "--oidc-groups-claim=groups", "--oidc-groups-prefix=oidc:")
+	p := idp.Start(t)
+	a := newAuth(t, p, "--oidc-groups-claim=groups", "--oidc-groups-prefix=oidc:")
 	for _, tc := range []struct {
 		name, token string
 		wantUser    string
@@ -98,7 +99,7 @@ func TestUnionOrderAndAnonymous(t *testing.T) {
 	}{
 		{"admin token", adminToken, "wharf-admin", []string{user.SystemPrivilegedGroup, user.AllAuthenticated}},
 		{"token file", "file-token", "bob", []string{"team-a", "team-b", user.AllAuthenticated}},
-		{"oidc", idp.sign(t, idp.claims(clientID, nil)), "ada@example.com", []string{"oidc:dev", "oidc:ops", user.AllAuthenticated}},
+		{"oidc", p.Sign(t, p.Claims(clientID, nil)), "ada@example.com", []string{"oidc:dev", "oidc:ops", user.AllAuthenticated}},
 		{"anonymous", "", "", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -122,9 +123,9 @@ func TestUnionOrderAndAnonymous(t *testing.T) {
 // TestProviderMintedToken takes a token minted by the OpenID provider's
 // own ID token code path, with claims from its user info storage.
 func TestProviderMintedToken(t *testing.T) {
-	idp := newTestIdP(t)
-	a := newAuth(t, idp, "--oidc-groups-claim=groups")
-	tok, err := op_CreateIDToken(t, idp)
+	p := idp.Start(t)
+	a := newAuth(t, p, "--oidc-groups-claim=groups")
+	tok, err := p.Mint(context.Background(), clientID, "u-456")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,9 +139,9 @@ func TestProviderMintedToken(t *testing.T) {
 }
 
 func TestOIDCTokens(t *testing.T) {
-	idp := newTestIdP(t)
-	forged := newKey(t, idp.store.signing().ID()) // same kid, unpublished key
-	unknown := newKey(t, "never-published")
+	p := idp.Start(t)
+	forged := idp.NewKey(t, p.SigningKeyID()) // same kid, unpublished key
+	unknown := idp.NewKey(t, "never-published")
 	set := func(k string, v any) func(map[string]any) { return func(c map[string]any) { c[k] = v } }
 	for _, tc := range []struct {
 		name     string
@@ -150,50 +151,50 @@ func TestOIDCTokens(t *testing.T) {
 		wantGrps []string
 	}{
 		{name: "valid, email claim unprefixed, groups prefixed", args: []string{"--oidc-groups-claim=groups", "--oidc-groups-prefix=idp:"},
-			token: func() string { return idp.sign(t, idp.claims(clientID, nil)) }, wantUser: "ada@example.com", wantGrps: []string{"idp:dev", "idp:ops"}},
+			token: func() string { return p.Sign(t, p.Claims(clientID, nil)) }, wantUser: "ada@example.com", wantGrps: []string{"idp:dev", "idp:ops"}},
 		{name: "username prefix on email", args: []string{"--oidc-username-prefix=oidc:"},
-			token: func() string { return idp.sign(t, idp.claims(clientID, nil)) }, wantUser: "oidc:ada@example.com"},
+			token: func() string { return p.Sign(t, p.Claims(clientID, nil)) }, wantUser: "oidc:ada@example.com"},
 		{name: "sub claim gets issuer prefix by default", args: []string{"--oidc-username-claim=sub"},
-			token: func() string { return idp.sign(t, idp.claims(clientID, nil)) }, wantUser: idp.URL + "#u-123"},
+			token: func() string { return p.Sign(t, p.Claims(clientID, nil)) }, wantUser: p.URL + "#u-123"},
 		{name: "sub claim with prefix disabled", args: []string{"--oidc-username-claim=sub", "--oidc-username-prefix=-"},
-			token: func() string { return idp.sign(t, idp.claims(clientID, nil)) }, wantUser: "u-123"},
+			token: func() string { return p.Sign(t, p.Claims(clientID, nil)) }, wantUser: "u-123"},
 		{name: "name claim with explicit prefix", args: []string{"--oidc-username-claim=name", "--oidc-username-prefix=oidc:"},
-			token: func() string { return idp.sign(t, idp.claims(clientID, nil)) }, wantUser: "oidc:ada"},
+			token: func() string { return p.Sign(t, p.Claims(clientID, nil)) }, wantUser: "oidc:ada"},
 		{name: "missing username claim", args: []string{"--oidc-username-claim=preferred_username"},
-			token: func() string { return idp.sign(t, idp.claims(clientID, nil)) }},
+			token: func() string { return p.Sign(t, p.Claims(clientID, nil)) }},
 		{name: "email not verified",
-			token: func() string { return idp.sign(t, idp.claims(clientID, set("email_verified", false))) }},
+			token: func() string { return p.Sign(t, p.Claims(clientID, set("email_verified", false))) }},
 		{name: "system: user name refused", args: []string{"--oidc-username-claim=name", "--oidc-username-prefix=-"},
-			token: func() string { return idp.sign(t, idp.claims(clientID, set("name", "system:admin"))) }},
+			token: func() string { return p.Sign(t, p.Claims(clientID, set("name", "system:admin"))) }},
 		{name: "system: groups dropped", args: []string{"--oidc-groups-claim=groups"},
 			token: func() string {
-				return idp.sign(t, idp.claims(clientID, set("groups", []string{"system:masters", "dev"})))
+				return p.Sign(t, p.Claims(clientID, set("groups", []string{"system:masters", "dev"})))
 			},
 			wantUser: "ada@example.com", wantGrps: []string{"dev"}},
 		{name: "required claim present", args: []string{"--oidc-required-claim=hd=example.com", "--oidc-required-claim=tier=gold"},
 			token: func() string {
-				return idp.sign(t, idp.claims(clientID, func(c map[string]any) { c["hd"] = "example.com"; c["tier"] = "gold" }))
+				return p.Sign(t, p.Claims(clientID, func(c map[string]any) { c["hd"] = "example.com"; c["tier"] = "gold" }))
 			}, wantUser: "ada@example.com"},
 		{name: "required claim missing", args: []string{"--oidc-required-claim=hd=example.com"},
-			token: func() string { return idp.sign(t, idp.claims(clientID, nil)) }},
+			token: func() string { return p.Sign(t, p.Claims(clientID, nil)) }},
 		{name: "required claim wrong value", args: []string{"--oidc-required-claim=hd=example.com"},
-			token: func() string { return idp.sign(t, idp.claims(clientID, set("hd", "evil.com"))) }},
+			token: func() string { return p.Sign(t, p.Claims(clientID, set("hd", "evil.com"))) }},
 		{name: "expired",
 			token: func() string {
-				return idp.sign(t, idp.claims(clientID, func(c map[string]any) {
+				return p.Sign(t, p.Claims(clientID, func(c map[string]any) {
 					c["iat"] = time.Now().Add(-2 * time.Hour).Unix()
 					c["exp"] = time.Now().Add(-time.Hour).Unix()
 				}))
 			}},
-		{name: "wrong audience", token: func() string { return idp.sign(t, idp.claims("other-client", nil)) }},
-		{name: "wrong issuer", token: func() string { return idp.sign(t, idp.claims(clientID, set("iss", "https://evil.example.com"))) }},
-		{name: "bad signature (unpublished key, published kid)", token: func() string { return signWith(t, forged, idp.claims(clientID, nil)) }},
-		{name: "unknown key", token: func() string { return signWith(t, unknown, idp.claims(clientID, nil)) }},
-		{name: "alg none", token: func() string { return unsigned(t, idp.claims(clientID, nil)) }},
-		{name: "tampered payload", token: func() string { return tamper(t, idp.sign(t, idp.claims(clientID, nil))) }},
+		{name: "wrong audience", token: func() string { return p.Sign(t, p.Claims("other-client", nil)) }},
+		{name: "wrong issuer", token: func() string { return p.Sign(t, p.Claims(clientID, set("iss", "https://evil.example.com"))) }},
+		{name: "bad signature (unpublished key, published kid)", token: func() string { return idp.SignWith(t, forged, p.Claims(clientID, nil)) }},
+		{name: "unknown key", token: func() string { return idp.SignWith(t, unknown, p.Claims(clientID, nil)) }},
+		{name: "alg none", token: func() string { return unsigned(t, p.Claims(clientID, nil)) }},
+		{name: "tampered payload", token: func() string { return tamper(t, p.Sign(t, p.Claims(clientID, nil))) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := newAuth(t, idp, tc.args...)
+			a := newAuth(t, p, tc.args...)
 			u, err := authenticate(t, a, tc.token())
 			if tc.wantUser == "" {
 				if u != nil {
@@ -219,16 +220,17 @@ func TestOIDCTokens(t *testing.T) {
 // TestKeyRotation: the IdP publishes a new key and signs with it; tokens
 // with the new key id are accepted (JWKS refetched), old ones still too.
 func TestKeyRotation(t *testing.T) {
-	idp := newTestIdP(t)
-	a := newAuth(t, idp)
-	old := idp.sign(t, idp.claims(clientID, nil))
+	p := idp.Start(t)
+	a := newAuth(t, p)
+	old := p.Sign(t, p.Claims(clientID, nil))
 	if u, err := authenticate(t, a, old); u == nil {
 		t.Fatalf("token before rotation refused: %v", err)
 	}
-	if k := idp.store.rotate(t); k.ID() == "key-a" {
+	before := p.SigningKeyID()
+	if k := p.Rotate(t); k.ID() == before {
 		t.Fatal("rotation did not make a new key")
 	}
-	rotated := idp.sign(t, idp.claims(clientID, nil))
+	rotated := p.Sign(t, p.Claims(clientID, nil))
 	for name, tok := range map[string]string{"new key": rotated, "old key": old} {
 		if u, err := authenticate(t, a, tok); u == nil {
 			t.Errorf("%s refused after rotation: %v", name, err)
@@ -239,16 +241,16 @@ func TestKeyRotation(t *testing.T) {
 // TestUnauthorizedIsGeneric: behind the apiserver's authentication filter
 // every failure is the same 401 Status, whatever check failed.
 func TestUnauthorizedIsGeneric(t *testing.T) {
-	idp := newTestIdP(t)
-	a := newAuth(t, idp)
+	p := idp.Start(t)
+	a := newAuth(t, p)
 	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	h := genericapifilters.WithAuthentication(ok, a, genericapifilters.Unauthorized(clientgoscheme.Codecs), nil, nil)
 	h = genericapifilters.WithRequestInfo(h, &request.RequestInfoFactory{APIPrefixes: sets.NewString("api", "apis"), GrouplessAPIPrefixes: sets.NewString("api")})
-	expired := idp.sign(t, idp.claims(clientID, func(c map[string]any) { c["exp"] = time.Now().Add(-time.Hour).Unix() }))
+	expired := p.Sign(t, p.Claims(clientID, func(c map[string]any) { c["exp"] = time.Now().Add(-time.Hour).Unix() }))
 	bodies := map[string]string{}
 	for name, tok := range map[string]string{
 		"none": "", "unknown static": "nope", "expired": expired,
-		"wrong aud": idp.sign(t, idp.claims("x", nil)), "alg none": unsigned(t, idp.claims(clientID, nil)),
+		"wrong aud": p.Sign(t, p.Claims("x", nil)), "alg none": unsigned(t, p.Claims(clientID, nil)),
 	} {
 		r := httptest.NewRequest(http.MethodGet, "/api/v1/namespaces", nil)
 		if tok != "" {
@@ -272,7 +274,7 @@ func TestUnauthorizedIsGeneric(t *testing.T) {
 		t.Fatalf("failure bodies differ by cause: %v", bodies)
 	}
 	r := httptest.NewRequest(http.MethodGet, "/api/v1/namespaces", nil)
-	r.Header.Set("Authorization", "Bearer "+idp.sign(t, idp.claims(clientID, nil)))
+	r.Header.Set("Authorization", "Bearer "+p.Sign(t, p.Claims(clientID, nil)))
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	if w.Code != http.StatusOK {
