@@ -31,7 +31,7 @@ build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
 
 run: build
-	$(BIN)/wharf-hub --data-dir=$(DATA_DIR)
+	$(BIN)/wharf-hub --data-dir=$(DATA_DIR) $(ARGS)
 
 lint:
 	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.cache/*'))"; \

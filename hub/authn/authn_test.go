@@ -34,7 +34,7 @@ var adminInfo = &user.DefaultInfo{Name: "wharf-admin", UID: "wharf-admin", Group
 
 // newAuth parses args as hub flags would and returns a ready authenticator
 // (OIDC discovery done) with the admin token and a token file as statics.
-func newAuth(t *testing.T, p *idp.IdP, args ...string) *authn.Authenticator {
+func newAuth(t testing.TB, p *idp.IdP, args ...string) *authn.Authenticator {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)

@@ -43,5 +43,13 @@
 //     accept that risk explicitly.
 //
 // Not covered here: revocation of OIDC tokens before expiry (the IdP's
-// token lifetime bounds it) and rate limiting of failed attempts.
+// token lifetime bounds it) and rate limiting of failed attempts. A token
+// naming an unknown key id makes upstream refetch the JWKS (that is how
+// rotation works); concurrent refetches are coalesced but not rate
+// limited, so a flood of such tokens turns into requests to the IdP.
+//
+// Cost: a static token is a map lookup (about 0.5µs); an OIDC token is a
+// signature verification and claim mapping (about 0.1ms on 2 cores) with
+// the key set cached. BenchmarkAuthenticate measures both; results are not
+// cached, so a deleted service account or an expired token fails at once.
 package authn
