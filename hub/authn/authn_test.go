@@ -340,3 +340,31 @@ func tamper(t *testing.T, tok string) string {
 	parts[1] = base64.RawURLEncoding.EncodeToString(p)
 	return strings.Join(parts, ".")
 }
+
+// TestIdPDown: the hub must start and serve static tokens while the IdP is
+// unreachable; OIDC tokens are refused until discovery succeeds.
+func TestIdPDown(t *testing.T) {
+	p := idp.Start(t)
+	tok := p.Sign(t, p.Claims(clientID, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	o := authn.NewOptions()
+	o.OIDC.IssuerURL, o.OIDC.ClientID = "https://127.0.0.1:1", clientID
+	static, err := authn.StaticTokens(adminToken, adminInfo, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := o.Authenticator(ctx, static)
+	if err != nil {
+		t.Fatalf("authenticator with unreachable IdP: %v", err)
+	}
+	if a.HealthCheck() == nil {
+		t.Fatal("healthy before discovery")
+	}
+	if u, err := authenticate(t, a, adminToken); u == nil || u.GetName() != "wharf-admin" {
+		t.Fatalf("admin token with IdP down: %v %v", u, err)
+	}
+	if u, _ := authenticate(t, a, tok); u != nil {
+		t.Fatalf("OIDC token accepted before discovery: %v", u)
+	}
+}
