@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"reflect"
 	"time"
 
@@ -19,7 +18,6 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
-	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/klog/v2"
 
 	tenancyv1alpha1 "github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1"
@@ -164,67 +162,24 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 	crdController := crdcleanup.New(crdClient, x.EtcdClient, x.EtcdPrefix, reserved)
 	legacyDiscovery := newLegacyGroupDiscovery(s.DiscoveryGroupManager, crdClient)
 
-	s.AddPostStartHookOrDie("wharf-workspace-index", func(hc genericapiserver.PostStartHookContext) error {
-		go x.Index.Run(hc)
-		return nil
-	})
-	s.AddPostStartHookOrDie("wharf-rbac", func(hc genericapiserver.PostStartHookContext) error {
-		go rbacAuthz.Run(hc)
-		return nil
-	})
-	s.AddPostStartHookOrDie("wharf-root-workspace", func(hc genericapiserver.PostStartHookContext) error {
+	if err := s.AddPostStartHook("wharf-root-workspace", func(hc genericapiserver.PostStartHookContext) error {
 		return h.ensureDefaultNamespace(hc)
-	})
-	s.AddPostStartHookOrDie("wharf-workspace-deletion", func(hc genericapiserver.PostStartHookContext) error {
-		go wsController.Run(hc, 2)
-		go runWorkspaceMetrics(hc, wsController.Lister(), x.Index)
-		return nil
-	})
-	s.AddPostStartHookOrDie("wharf-namespace-deletion", func(hc genericapiserver.PostStartHookContext) error {
-		go nsController.Run(hc, 2)
-		return nil
-	})
-	s.AddPostStartHookOrDie("wharf-garbage-collector", func(hc genericapiserver.PostStartHookContext) error {
-		go collector.Run(hc, 2)
-		return nil
-	})
-	s.AddPostStartHookOrDie("wharf-crd-cleanup", func(hc genericapiserver.PostStartHookContext) error {
-		go crdController.Run(hc)
-		go legacyDiscovery.Run(hc)
-		return nil
-	})
-	if err := s.AddReadyzChecks(
-		healthz.NamedCheck("wharf-workspace-index", func(*http.Request) error {
-			if !x.Index.HasSynced() {
-				return fmt.Errorf("workspace index not synced")
-			}
-			return nil
-		}),
-		healthz.NamedCheck("wharf-workspace-controller", func(*http.Request) error {
-			if !wsController.HasSynced() {
-				return fmt.Errorf("workspace controller not synced")
-			}
-			return nil
-		}),
-		healthz.NamedCheck("wharf-garbage-collector", func(*http.Request) error {
-			if !collector.HasSynced() {
-				return fmt.Errorf("garbage collector not synced")
-			}
-			return nil
-		}),
-		healthz.NamedCheck("wharf-rbac", func(*http.Request) error {
-			if !rbacAuthz.HasSynced() {
-				return fmt.Errorf("RBAC policy not synced")
-			}
-			return nil
-		}),
-		healthz.NamedCheck("wharf-namespace-controller", func(*http.Request) error {
-			if !nsController.HasSynced() {
-				return fmt.Errorf("namespace controller not synced")
-			}
-			return nil
-		}),
-	); err != nil {
+	}); err != nil {
+		return nil, err
+	}
+	bg := []background{
+		{name: "wharf-workspace-index", run: x.Index.Run, synced: x.Index.HasSynced},
+		{name: "wharf-rbac", run: rbacAuthz.Run, synced: rbacAuthz.HasSynced},
+		{name: "wharf-workspace-controller", run: func(ctx context.Context) {
+			go runWorkspaceMetrics(ctx, wsController.Lister(), x.Index)
+			wsController.Run(ctx, 2)
+		}, synced: wsController.HasSynced},
+		{name: "wharf-namespace-controller", run: func(ctx context.Context) { nsController.Run(ctx, 2) }, synced: nsController.HasSynced},
+		{name: "wharf-garbage-collector", run: func(ctx context.Context) { collector.Run(ctx, 2) }, synced: collector.HasSynced},
+		{name: "wharf-crd-cleanup", run: crdController.Run},
+		{name: "wharf-legacy-discovery", run: legacyDiscovery.Run},
+	}
+	if err := startBackground(s, bg); err != nil {
 		return nil, err
 	}
 	return h, nil
