@@ -1,0 +1,249 @@
+package plugins
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"time"
+
+	goplugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc/status"
+	"k8s.io/klog/v2"
+
+	"github.com/wharfhub/wharf/sdk/plugin"
+)
+
+// maxSocketPath mirrors the SDK's sun_path limit so the failure is a clear
+// configuration error (shorten --data-dir) rather than a launch error.
+const maxSocketPath = 103
+
+// permanentError is a failure no restart can fix.
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string { return e.err.Error() }
+func (e *permanentError) Unwrap() error { return e.err }
+
+func permanent(format string, args ...any) error {
+	return &permanentError{fmt.Errorf(format, args...)}
+}
+
+// errExited is why a plugin went down when its process is gone.
+var errExited = errors.New("plugin process exited")
+
+// supervise owns one provider for the Host's lifetime: launch, watch,
+// restart with backoff, and stop at ctx done. It never panics the hub on a
+// plugin's behalf and returns only once the plugin's process group is dead.
+func (h *Host) supervise(ctx context.Context, p *provider) {
+	log := klog.FromContext(ctx)
+	sv := h.cfg.Supervision
+	attempt := 0
+	for {
+		c, d, err := h.startOnce(ctx, p)
+		if err == nil {
+			started := time.Now()
+			h.running(p, c, d)
+			log.Info("Provider running", "pid", c.Pid(), "version", d.Version)
+			err = h.watch(ctx, c)
+			h.down(p)
+			if ctx.Err() != nil {
+				h.shutdown(ctx, c)
+				h.update(p, func(s *Status) { s.State, s.Pid = StateStopped, 0 })
+				return
+			}
+			c.Kill()
+			if time.Since(started) >= sv.StableAfter {
+				attempt = 0
+			}
+		}
+		if ctx.Err() != nil {
+			h.update(p, func(s *Status) { s.State, s.Pid = StateStopped, 0 })
+			return
+		}
+		if pe := (*permanentError)(nil); errors.As(err, &pe) {
+			log.Error(err, "Provider failed; not restarting")
+			h.update(p, func(s *Status) { s.State, s.LastError, s.Pid = StateFailed, err.Error(), 0 })
+			return
+		}
+		delay := backoff(attempt, sv.BackoffInitial, sv.BackoffMax)
+		attempt++
+		log.Error(err, "Provider down; restarting", "after", delay)
+		h.update(p, func(s *Status) {
+			s.State, s.LastError, s.Pid = StateRestarting, err.Error(), 0
+			s.Restarts++
+		})
+		if !sleep(ctx, delay) {
+			h.update(p, func(s *Status) { s.State = StateStopped })
+			return
+		}
+	}
+}
+
+// startOnce launches the plugin, checks its manifest and starts it. On any
+// error the process is already killed.
+func (h *Host) startOnce(ctx context.Context, p *provider) (*plugin.Client, *plugin.Descriptor, error) {
+	if err := checkExecutable(p.spec.Path); err != nil {
+		return nil, nil, permanent("binary: %w", err)
+	}
+	sockDir, err := privateDir(filepath.Join(h.cfg.DataDir, "plugins"), p.name)
+	if err != nil {
+		return nil, nil, permanent("socket dir: %w", err)
+	}
+	if sock := filepath.Join(sockDir, "http.sock"); len(sock) > maxSocketPath {
+		return nil, nil, permanent("socket path %q is longer than %d bytes; use a shorter --data-dir", sock, maxSocketPath)
+	}
+	dataDir, err := privateDir(filepath.Join(h.cfg.DataDir, "providers"), p.name)
+	if err != nil {
+		return nil, nil, permanent("data dir: %w", err)
+	}
+	sctx, cancel := context.WithTimeout(ctx, h.cfg.Supervision.StartTimeout)
+	defer cancel()
+	c, err := plugin.Launch(sctx, plugin.Options{
+		Path:         p.spec.Path,
+		Checksum:     p.spec.Checksum,
+		SocketDir:    sockDir,
+		IsolateEnv:   true,
+		Env:          h.env,
+		StartTimeout: h.cfg.Supervision.StartTimeout,
+		Stderr:       newLogWriter(klog.FromContext(ctx)),
+	})
+	if errors.Is(err, goplugin.ErrChecksumsDoNotMatch) {
+		return nil, nil, permanent("binary %s does not match its pinned sha256 checksum: %w", p.spec.Path, err)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := c.Describe(sctx)
+	if err != nil {
+		c.Kill()
+		// An RPC failure (the plugin died) may pass; an answer that did not
+		// validate will be the same answer next time.
+		if _, isRPC := status.FromError(err); !isRPC {
+			return nil, nil, permanent("%w", err)
+		}
+		return nil, nil, err
+	}
+	if d.Name != p.name {
+		c.Kill()
+		return nil, nil, permanent("manifest name %q does not match configured provider name %q", d.Name, p.name)
+	}
+	cfg := plugin.Config{HubURL: h.cfg.HubURL, DataDir: dataDir, ProviderConfig: p.config}
+	if h.cfg.RestConfig != nil {
+		if cfg.RestConfig, err = h.cfg.RestConfig(sctx, d); err != nil {
+			c.Kill()
+			return nil, nil, fmt.Errorf("credentials: %w", err)
+		}
+	}
+	if err := c.Start(sctx, cfg); err != nil {
+		c.Kill()
+		return nil, nil, err
+	}
+	return c, d, nil
+}
+
+// watch returns why the plugin should be restarted, or ctx's error.
+func (h *Host) watch(ctx context.Context, c *plugin.Client) error {
+	sv := h.cfg.Supervision
+	exitT := time.NewTicker(sv.ExitPoll)
+	defer exitT.Stop()
+	healthT := time.NewTicker(sv.HealthInterval)
+	defer healthT.Stop()
+	failures := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-exitT.C:
+			if c.Exited() {
+				return errExited
+			}
+		case <-healthT.C:
+			hctx, cancel := context.WithTimeout(ctx, sv.HealthTimeout)
+			err := c.Health(hctx)
+			cancel()
+			switch {
+			case ctx.Err() != nil:
+				return ctx.Err()
+			case err == nil:
+				failures = 0
+			case c.Exited():
+				return errExited
+			default:
+				failures++
+				klog.FromContext(ctx).Info("Provider health check failed", "failures", failures, "err", err)
+				if failures >= sv.HealthFailures {
+					return fmt.Errorf("%d consecutive health checks failed: %w", failures, err)
+				}
+			}
+		}
+	}
+}
+
+// shutdown stops the plugin politely on a context that outlives the hub's,
+// then kills its process group whatever Stop said.
+func (h *Host) shutdown(ctx context.Context, c *plugin.Client) {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.cfg.Supervision.StopTimeout)
+	defer cancel()
+	if err := c.Close(sctx); err != nil {
+		klog.FromContext(ctx).V(2).Info("Provider stop failed; killed", "err", err)
+	}
+}
+
+func (h *Host) running(p *provider, c *plugin.Client, d *plugin.Descriptor) {
+	h.update(p, func(s *Status) {
+		s.State, s.Descriptor, s.Pid = StateRunning, d, c.Pid()
+		p.transport = c.Transport()
+	})
+}
+
+// down withdraws the transport first, so proxies answer 503 instead of
+// dialing a dying socket.
+func (h *Host) down(p *provider) {
+	h.update(p, func(*Status) {
+		if p.transport != nil {
+			p.transport.CloseIdleConnections()
+			p.transport = nil
+		}
+	})
+}
+
+// backoff is full jitter: uniform in [0, min(max, initial·2^attempt)].
+func backoff(attempt int, initial, maxDelay time.Duration) time.Duration {
+	ceiling := maxDelay
+	if attempt < 32 {
+		if d := initial << attempt; d > 0 && d < maxDelay {
+			ceiling = d
+		}
+	}
+	return time.Duration(rand.Int64N(int64(ceiling) + 1))
+}
+
+// sleep waits d or until ctx is done, reporting whether it slept fully.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// privateDir creates parent/name with every level 0700. Chmod, not just
+// MkdirAll's mode, because the umask or an earlier run may have left it
+// wider, and the socket inside carries trusted identity headers.
+func privateDir(parent, name string) (string, error) {
+	dir := filepath.Join(parent, name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	for _, d := range []string{parent, dir} {
+		if err := os.Chmod(d, 0o700); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
