@@ -1,0 +1,174 @@
+package proxy
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httputil"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/klog/v2"
+
+	"github.com/wharfhub/wharf/sdk"
+	"github.com/wharfhub/wharf/sdk/plugin"
+)
+
+// BackendPrefix is the backend proxy's public route; the remainder maps to
+// plugin.BackendPrefix on the provider's socket.
+const BackendPrefix = "/services/providers/"
+
+// Backend is the backend proxy, /services/providers/<name>/*. It asserts
+// the caller's verified identity to the provider; see the package doc for
+// the threat model.
+type Backend struct {
+	providers Providers
+	identity  IdentityResolver
+	rp        *httputil.ReverseProxy
+}
+
+// NewBackend returns the backend proxy. It must be served behind
+// authentication (request.UserFrom), except for paths where IsPublic.
+func NewBackend(providers Providers, identity IdentityResolver) *Backend {
+	b := &Backend{providers: providers, identity: identity}
+	b.rp = &httputil.ReverseProxy{
+		Transport: dispatch{},
+		// Flush after every write: SSE, long polls and tunnels must not
+		// sit in a buffer.
+		FlushInterval: -1,
+		Rewrite:       rewriteBackend,
+		ErrorHandler:  proxyError,
+	}
+	return b
+}
+
+// rewriteBackend runs after ReverseProxy removed hop-by-hop headers
+// (including any named in Connection), so the identity set here cannot be
+// removed again. Authorization is carried over from the inbound request.
+func rewriteBackend(pr *httputil.ProxyRequest) {
+	f, _ := forwardFrom(pr.In.Context())
+	pr.Out.URL = upstreamURL(plugin.BackendPrefix, f.route, pr.In.URL.RawQuery)
+	pr.Out.Host = ""
+	pr.SetXForwarded()
+	// An empty identity (public path) strips and asserts nothing.
+	sdk.SetIdentity(pr.Out.Header, f.identity)
+}
+
+// IsPublic reports whether r addresses one of a provider's public paths,
+// which must reach ServeHTTP without authentication. Unknown providers and
+// malformed paths are not public.
+func (b *Backend) IsPublic(r *http.Request) bool {
+	rt, err := splitRoute(r.URL, BackendPrefix)
+	if err != nil {
+		return false
+	}
+	t, ok := b.providers.Get(rt.name)
+	return ok && isPublic(rt, t.PublicPaths)
+}
+
+// isPublic matches the cleaned path, and the escaped form when one is
+// forwarded, so "/agent%2F..." cannot pass as "/agent/".
+func isPublic(rt route, prefixes []string) bool {
+	for _, pre := range prefixes {
+		if pre == "" {
+			continue
+		}
+		if strings.HasPrefix(rt.rest, pre) && (rt.rawRest == "" || strings.HasPrefix(rt.rawRest, pre)) {
+			return true
+		}
+	}
+	return false
+}
+
+// ServeHTTP implements the identity contract: look up the provider, resolve
+// and verify identity (unless public), strip every X-Kedge-* header, assert
+// the verified ones and stream to the provider.
+func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rt, err := splitRoute(r.URL, BackendPrefix)
+	if err != nil {
+		writeStatus(w, http.StatusNotFound, metav1.StatusReasonNotFound, "no provider in path")
+		return
+	}
+	t, ok := b.providers.Get(rt.name)
+	if !ok {
+		writeNotFound(w, rt.name)
+		return
+	}
+	f := &forward{name: rt.name, route: rt, transport: t.Transport, retryAfter: t.RetryAfter}
+	if !isPublic(rt, t.PublicPaths) {
+		// Identity comes before the running check so that a caller who may
+		// not use any workspace learns nothing about the provider's state.
+		if f.identity, ok = b.resolve(w, r); !ok {
+			return
+		}
+	}
+	if t.Transport == nil {
+		writeUnavailable(w, rt.name, t.RetryAfter)
+		return
+	}
+	out := r.Clone(withForward(r.Context(), f))
+	// First pass of stripping, before ReverseProxy's hop-by-hop handling
+	// could act on a Connection header naming X-Kedge-*; Rewrite strips
+	// again and asserts.
+	sdk.StripIdentity(out.Header)
+	restoreAuthorization(r.Context(), out.Header)
+	b.rp.ServeHTTP(w, out)
+}
+
+// resolve answers the caller itself and returns ok=false on any failure.
+func (b *Backend) resolve(w http.ResponseWriter, r *http.Request) (sdk.Identity, bool) {
+	u, ok := request.UserFrom(r.Context())
+	if !ok || u == nil || u.GetName() == "" || u.GetName() == user.Anonymous {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="wharf"`)
+		writeStatus(w, http.StatusUnauthorized, metav1.StatusReasonUnauthorized, "authentication required")
+		return sdk.Identity{}, false
+	}
+	id, err := b.identity.Resolve(r.Context(), u, RequestedWorkspace(r))
+	var forbidden *ForbiddenError
+	switch {
+	case err == nil:
+	case errors.As(err, &forbidden):
+		writeStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden, forbidden.Error())
+		return sdk.Identity{}, false
+	case errors.Is(err, ErrNoWorkspace):
+		writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest,
+			"no workspace selected: set the "+WorkspaceHeader+" header")
+		return sdk.Identity{}, false
+	default:
+		klog.FromContext(r.Context()).Error(err, "Resolving identity for provider request", "user", u.GetName())
+		writeStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, "resolving identity failed")
+		return sdk.Identity{}, false
+	}
+	if err := validateIdentity(id); err != nil {
+		klog.FromContext(r.Context()).Error(err, "Refusing identity for provider request", "user", u.GetName())
+		writeStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden, "identity cannot be asserted to providers")
+		return sdk.Identity{}, false
+	}
+	return id, true
+}
+
+// proxyError turns transport failures into Status responses. A socket that
+// refuses means the provider stopped after lookup: 503, like a known-down
+// provider.
+func proxyError(w http.ResponseWriter, r *http.Request, err error) {
+	f, _ := forwardFrom(r.Context())
+	name := ""
+	if f != nil {
+		name = f.name
+	}
+	if r.Context().Err() != nil {
+		// The caller went away; there is nobody to answer.
+		return
+	}
+	if isDialError(err) {
+		var after = defaultRetryAfter
+		if f != nil && f.retryAfter > 0 {
+			after = f.retryAfter
+		}
+		writeUnavailable(w, name, after)
+		return
+	}
+	klog.FromContext(r.Context()).Error(err, "Proxying to provider", "provider", name)
+	writeStatus(w, http.StatusBadGateway, metav1.StatusReasonInternalError, "provider "+name+" failed to answer")
+}

@@ -1,0 +1,59 @@
+// Package proxy holds the hub's two reverse proxies in front of provider
+// plugins: the backend proxy (/services/providers/<name>/*, see [NewBackend])
+// and the UI proxy (/ui/providers/<name>/*, see [NewUI]). Both dial the
+// plugin's unix socket through the pooled transport the plugin host owns.
+//
+// # Threat model
+//
+// Providers trust the X-Kedge-* headers they receive, because only the hub
+// can reach the plugin socket (a 0700 directory). The backend proxy is
+// therefore the one place where a caller's identity is asserted to a
+// provider, in the style of pinniped's impersonation proxy. Everything here
+// fails closed: a request is forwarded with an identity only when every step
+// below succeeded, and with no identity at all on a provider's public paths.
+//
+// Attacker: any HTTP client of the hub, authenticated or not, including an
+// authenticated user of another workspace. Goals and the defence for each:
+//
+//   - Forge identity by sending X-Kedge-User etc. Every inbound header whose
+//     name starts with X-Kedge- (any case) is deleted before forwarding, on
+//     the inbound copy and again on the outbound request, and the verified
+//     values are set afterwards with sdk.SetIdentity, so each appears exactly
+//     once.
+//   - Erase the verified identity with "Connection: X-Kedge-User": a proxy
+//     drops headers named in Connection as hop-by-hop. Identity tokens are
+//     removed from Connection (sdk.StripIdentity) before and after the
+//     hop-by-hop pass, so nothing can name the injected headers.
+//   - Act in a workspace they may not use, via X-Wharf-Workspace or the
+//     wharf_workspace cookie. The selection is only a request; the
+//     [IdentityResolver] verifies access and its refusal is a 403. Any
+//     error the proxy does not recognise is a 500, never a forward.
+//   - Smuggle extra groups: sdk.IdentityFrom splits X-Kedge-Groups on
+//     commas, so a group name with a comma (or any value that is not a valid,
+//     trimmed header value) is refused rather than forwarded, and an empty
+//     user from the resolver is a 500 (it would look like a public path).
+//   - Reach a private path through a public prefix with dot segments or
+//     escaped slashes ("/agent/../admin", "/agent%2F..%2Fadmin"). The path is
+//     cleaned before the public-prefix check and the cleaned path is what is
+//     forwarded; a path is public only if both its decoded and its escaped
+//     form carry the prefix.
+//   - Steal credentials through a provider's UI. The UI proxy forwards an
+//     allowlist of content-negotiation and conditional headers only: never
+//     Authorization, Cookie or identity. Its responses are therefore the
+//     same for everyone, which is why they may be marked public.
+//   - Poison caches with a missing bundle. UI error responses are no-store;
+//     successful ones are cached for minutes, not hours.
+//
+// Out of scope: authentication itself (done upstream; the proxy reads
+// request.UserFrom), the provider's own authorization of the caller's token,
+// and a compromised provider process.
+//
+// # Wiring
+//
+// The backend proxy must run after authentication, but a provider's public
+// paths must be reachable without it: route those (see
+// [Backend.IsPublic]) around the authentication filter. The upstream
+// authentication filter deletes Authorization after success; wrap it with
+// [WithAuthorizationPreserved] so the caller's token still reaches the
+// provider byte for byte.
+package proxy
