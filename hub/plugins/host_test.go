@@ -17,7 +17,7 @@ import (
 func TestHostSupervises(t *testing.T) {
 	t.Setenv("WHARF_EXAMPLE_ENV", "hub-secret")
 	dataDir := t.TempDir()
-	h, stop := runHost(t, Config{
+	h, stop := runHost(t, context.Background(), Config{
 		DataDir: dataDir,
 		HubURL:  "https://hub.internal:9443",
 		RestConfig: func(_ context.Context, d *plugin.Descriptor) (plugin.RestConfig, error) {
@@ -101,7 +101,7 @@ func TestHostSupervises(t *testing.T) {
 // Configuration errors fail only the provider concerned, clearly, and for
 // good: a restart cannot fix them.
 func TestHostConfigurationFailures(t *testing.T) {
-	h, _ := runHost(t, Config{Specs: []Spec{
+	h, _ := runHost(t, context.Background(), Config{Specs: []Spec{
 		{Name: "second", Path: secondBin},
 		{Name: "example", Path: exampleBin, Checksum: make([]byte, 32)},
 		{Name: "other", Path: exampleBin},
@@ -154,7 +154,7 @@ func TestHostProviderDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, _ := runHost(t, Config{Specs: specs, ProviderConfigs: map[string][]byte{"example": []byte("greeting: hi\n")}})
+	h, _ := runHost(t, context.Background(), Config{Specs: specs, ProviderConfigs: map[string][]byte{"example": []byte("greeting: hi\n")}})
 	waitState(t, h, "second", StateRunning)
 	ex := waitState(t, h, "example", StateRunning)
 	if ex.Path != exampleBin {

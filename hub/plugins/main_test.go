@@ -60,9 +60,9 @@ func testSupervision() Supervision {
 	return s
 }
 
-// runHost starts a Host and returns it with a stop func that cancels Run
+// runHost starts a Host under parent (which carries the test's logger) and returns it with a stop func that cancels Run
 // and waits for it; stop also runs at cleanup.
-func runHost(t *testing.T, cfg Config) (*Host, func()) {
+func runHost(t *testing.T, parent context.Context, cfg Config) (*Host, func()) {
 	t.Helper()
 	if cfg.DataDir == "" {
 		cfg.DataDir = t.TempDir()
@@ -74,7 +74,7 @@ func runHost(t *testing.T, cfg Config) (*Host, func()) {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(parent)
 	done := make(chan error, 1)
 	go func() { done <- h.Run(ctx) }()
 	stopped := false

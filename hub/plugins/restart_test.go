@@ -1,0 +1,81 @@
+package plugins
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/ktesting"
+)
+
+// A plugin that dies before the handshake is a transient failure: it is
+// restarted with backoff, never marked Failed, and what it printed on the
+// way down reaches the hub's log under its provider name.
+func TestHostRestartsCrashingPlugin(t *testing.T) {
+	// Passed through explicitly: IsolateEnv would otherwise keep it out,
+	// which is the point of the isolation.
+	t.Setenv("WHARF_EXAMPLE_CRASH", "early")
+	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true)))
+	logs := logger.GetSink().(ktesting.Underlier).GetBuffer()
+	h, stop := runHost(t, klog.NewContext(context.Background(), logger), Config{
+		Specs:   []Spec{{Name: "example", Path: exampleBin}, {Name: "second", Path: secondBin}},
+		PassEnv: []string{"PATH", "WHARF_EXAMPLE_CRASH"},
+	})
+	waitFor(t, "two restarts", func() bool {
+		st, _ := h.Status("example")
+		return st.Restarts >= 2
+	})
+	st, _ := h.Status("example")
+	if st.State == StateFailed || st.State == StateRunning || st.LastError == "" {
+		t.Errorf("crashing plugin: %+v", st)
+	}
+	waitState(t, h, "second", StateRunning)
+	waitFor(t, "crash output in the log", func() bool {
+		return strings.Contains(logs.String(), "crashing early on purpose")
+	})
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(line, "crashing early on purpose") && !strings.Contains(line, `provider="example"`) {
+			t.Errorf("plugin output logged without provider key: %s", line)
+		}
+	}
+	stop()
+	if st, _ := h.Status("example"); st.State != StateStopped {
+		t.Errorf("after shutdown: %s", st.State)
+	}
+}
+
+// Subscribe channels close with their context, and a slow subscriber
+// never blocks the supervisor: notifications coalesce.
+func TestSubscribe(t *testing.T) {
+	h, err := New(Config{DataDir: t.TempDir(), Supervision: testSupervision(), Specs: []Spec{{Name: "second", Path: secondBin}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	subCtx, unsubscribe := context.WithCancel(t.Context())
+	ch := h.Subscribe(subCtx)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.Run(ctx) }()
+	waitState(t, h, "second", StateRunning) // several changes, nobody reading
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := <-ch; !ok {
+		t.Fatal("no pending notification")
+	}
+	unsubscribe()
+	deadline := time.After(time.Minute)
+	for {
+		select {
+		case _, ok := <-ch:
+			if !ok {
+				return
+			}
+		case <-deadline:
+			t.Fatal("channel not closed after its context ended")
+		}
+	}
+}
