@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -36,9 +37,10 @@ func NewBackend(providers Providers, identity IdentityResolver) *Backend {
 		Transport: dispatch{},
 		// Flush after every write: SSE, long polls and tunnels must not
 		// sit in a buffer.
-		FlushInterval: -1,
-		Rewrite:       rewriteBackend,
-		ErrorHandler:  proxyError,
+		FlushInterval:  -1,
+		Rewrite:        rewriteBackend,
+		ErrorHandler:   proxyError,
+		ModifyResponse: recordCode,
 	}
 	return b
 }
@@ -85,6 +87,7 @@ func isPublic(rt route, prefixes []string) bool {
 // and verify identity (unless public), strip every X-Kedge-* header, assert
 // the verified ones and stream to the provider.
 func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
 	rt, err := splitRoute(r.URL, BackendPrefix)
 	if err != nil {
 		writeStatus(w, http.StatusNotFound, metav1.StatusReasonNotFound, "no provider in path")
@@ -96,15 +99,17 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := &forward{name: rt.name, route: rt, transport: t.Transport, retryAfter: t.RetryAfter}
+	defer func() { observe(rt.name, f.code, start) }()
 	if !isPublic(rt, t.PublicPaths) {
 		// Identity comes before the running check so that a caller who may
 		// not use any workspace learns nothing about the provider's state.
-		if f.identity, ok = b.resolve(w, r); !ok {
+		if f.identity, f.code = b.resolve(w, r); f.code != 0 {
 			return
 		}
 	}
 	if t.Transport == nil {
 		writeUnavailable(w, rt.name, t.RetryAfter)
+		f.code = http.StatusServiceUnavailable
 		return
 	}
 	out := r.Clone(withForward(r.Context(), f))
@@ -116,36 +121,46 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b.rp.ServeHTTP(w, out)
 }
 
-// resolve answers the caller itself and returns ok=false on any failure.
-func (b *Backend) resolve(w http.ResponseWriter, r *http.Request) (sdk.Identity, bool) {
+// resolve returns the identity to assert, or answers the caller itself and
+// returns the status code it wrote.
+func (b *Backend) resolve(w http.ResponseWriter, r *http.Request) (sdk.Identity, int) {
 	u, ok := request.UserFrom(r.Context())
 	if !ok || u == nil || u.GetName() == "" || u.GetName() == user.Anonymous {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="wharf"`)
-		writeStatus(w, http.StatusUnauthorized, metav1.StatusReasonUnauthorized, "authentication required")
-		return sdk.Identity{}, false
+		return fail(w, http.StatusUnauthorized, metav1.StatusReasonUnauthorized, "authentication required")
 	}
 	id, err := b.identity.Resolve(r.Context(), u, RequestedWorkspace(r))
 	var forbidden *ForbiddenError
 	switch {
 	case err == nil:
 	case errors.As(err, &forbidden):
-		writeStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden, forbidden.Error())
-		return sdk.Identity{}, false
+		return fail(w, http.StatusForbidden, metav1.StatusReasonForbidden, forbidden.Error())
 	case errors.Is(err, ErrNoWorkspace):
-		writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest,
+		return fail(w, http.StatusBadRequest, metav1.StatusReasonBadRequest,
 			"no workspace selected: set the "+WorkspaceHeader+" header")
-		return sdk.Identity{}, false
 	default:
 		klog.FromContext(r.Context()).Error(err, "Resolving identity for provider request", "user", u.GetName())
-		writeStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, "resolving identity failed")
-		return sdk.Identity{}, false
+		return fail(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, "resolving identity failed")
 	}
 	if err := validateIdentity(id); err != nil {
 		klog.FromContext(r.Context()).Error(err, "Refusing identity for provider request", "user", u.GetName())
-		writeStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden, "identity cannot be asserted to providers")
-		return sdk.Identity{}, false
+		return fail(w, http.StatusForbidden, metav1.StatusReasonForbidden, "identity cannot be asserted to providers")
 	}
-	return id, true
+	return id, 0
+}
+
+func fail(w http.ResponseWriter, code int, reason metav1.StatusReason, msg string) (sdk.Identity, int) {
+	writeStatus(w, code, reason, msg)
+	return sdk.Identity{}, code
+}
+
+// recordCode notes the provider's status for metrics; ModifyResponse runs
+// before an upgrade is carried, so 101s are seen too.
+func recordCode(resp *http.Response) error {
+	if f, ok := forwardFrom(resp.Request.Context()); ok {
+		f.code = resp.StatusCode
+	}
+	return nil
 }
 
 // proxyError turns transport failures into Status responses. A socket that
@@ -158,7 +173,9 @@ func proxyError(w http.ResponseWriter, r *http.Request, err error) {
 		name = f.name
 	}
 	if r.Context().Err() != nil {
-		// The caller went away; there is nobody to answer.
+		// The caller went away; there is nobody to answer. 499 is the
+		// conventional "client closed request" for metrics only.
+		setCode(f, 499)
 		return
 	}
 	if isDialError(err) {
@@ -167,8 +184,16 @@ func proxyError(w http.ResponseWriter, r *http.Request, err error) {
 			after = f.retryAfter
 		}
 		writeUnavailable(w, name, after)
+		setCode(f, http.StatusServiceUnavailable)
 		return
 	}
 	klog.FromContext(r.Context()).Error(err, "Proxying to provider", "provider", name)
 	writeStatus(w, http.StatusBadGateway, metav1.StatusReasonInternalError, "provider "+name+" failed to answer")
+	setCode(f, http.StatusBadGateway)
+}
+
+func setCode(f *forward, code int) {
+	if f != nil {
+		f.code = code
+	}
 }

@@ -103,6 +103,8 @@ type forward struct {
 	transport  http.RoundTripper
 	retryAfter time.Duration
 	identity   sdk.Identity
+	// code is the status sent to the caller, for metrics.
+	code int
 }
 
 func withForward(ctx context.Context, f *forward) context.Context {
