@@ -77,10 +77,11 @@ type Host struct {
 	cfg Config
 	env []string
 
-	mu     sync.Mutex // guards the fields below
-	byName map[string]*provider
-	order  []*provider
-	subs   map[chan struct{}]struct{}
+	mu      sync.Mutex // guards the fields below
+	started bool       // Run was called; a second Run would double-launch
+	byName  map[string]*provider
+	order   []*provider
+	subs    map[chan struct{}]struct{}
 }
 
 // New checks cfg and registers the named providers in StateStarting, so
@@ -127,8 +128,17 @@ func (h *Host) add(s Spec, name string) error {
 // Run names the --provider-dir plugins, then launches and supervises every
 // provider until ctx is done. It returns only after every plugin has been
 // stopped and its process group killed, so the hub must wait for it before
-// exiting. A provider failing never makes Run fail.
+// exiting. A provider failing never makes Run fail; the only error is
+// calling Run a second time. --provider-dir entries appear in List only
+// once Run has read their manifests.
 func (h *Host) Run(ctx context.Context) error {
+	h.mu.Lock()
+	again := h.started
+	h.started = true
+	h.mu.Unlock()
+	if again {
+		return errors.New("plugins: Host.Run called twice")
+	}
 	log := klog.FromContext(ctx)
 	for _, s := range h.cfg.Specs {
 		if s.Name == "" {

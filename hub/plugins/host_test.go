@@ -24,7 +24,7 @@ func TestHostSupervises(t *testing.T) {
 			return plugin.RestConfig{Host: "https://hub.internal:9443", BearerToken: "token-" + d.Name}, nil
 		},
 		Specs:           []Spec{{Name: "example", Path: exampleBin}, {Name: "second", Path: secondBin}},
-		ProviderConfigs: map[string][]byte{"example": []byte("greeting: hello\n")},
+		ProviderConfigs: map[string][]byte{"example": []byte("greeting: hello\nchild: true\nkeepChild: true\n")},
 	})
 	changes := h.Subscribe(t.Context())
 
@@ -52,6 +52,11 @@ func TestHostSupervises(t *testing.T) {
 		if cfg[k] != v {
 			t.Errorf("example /config %s = %v, want %v", k, cfg[k], v)
 		}
+	}
+	// A child the plugin leaves behind at Stop; only the group kill ends it.
+	child := int(cfg["childPID"].(float64))
+	if child == 0 || !processAlive(child) {
+		t.Fatalf("example child pid %d not running", child)
 	}
 	if got := get(t, h, "second", plugin.BackendPrefix+"pid"); got["name"] != "second" || int(got["pid"].(float64)) != sec.Pid {
 		t.Errorf("second /pid = %v, want pid %d", got, sec.Pid)
@@ -82,8 +87,9 @@ func TestHostSupervises(t *testing.T) {
 		t.Errorf("second disturbed: %+v", st)
 	}
 
+	againChild := int(get(t, h, "example", plugin.BackendPrefix+"config")["childPID"].(float64))
 	stop()
-	for _, pid := range []int{ex.Pid, again.Pid, sec.Pid} {
+	for _, pid := range []int{ex.Pid, child, again.Pid, againChild, sec.Pid} {
 		if processAlive(pid) {
 			t.Errorf("pid %d still alive after Run returned", pid)
 		}

@@ -2,6 +2,8 @@ package plugins
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -77,5 +79,35 @@ func TestSubscribe(t *testing.T) {
 		case <-deadline:
 			t.Fatal("channel not closed after its context ended")
 		}
+	}
+}
+
+// A plugin that answers health pings with "unhealthy" is restarted after
+// HealthFailures pings, and stays up once it is healthy again.
+func TestHostRestartsUnhealthyPlugin(t *testing.T) {
+	dataDir := t.TempDir()
+	h, _ := runHost(t, context.Background(), Config{DataDir: dataDir, Specs: []Spec{{Name: "second", Path: secondBin}}})
+	first := waitState(t, h, "second", StateRunning)
+	sick := filepath.Join(dataDir, "providers", "second", "unhealthy")
+	if err := os.WriteFile(sick, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var st Status
+	waitFor(t, "a health-check restart", func() bool {
+		st, _ = h.Status("second")
+		return st.Restarts >= 1
+	})
+	if !strings.Contains(st.LastError, "health checks failed") || !strings.Contains(st.LastError, "unhealthy file present") {
+		t.Errorf("last error %q, want the failed health checks and the plugin's reason", st.LastError)
+	}
+	if err := os.Remove(sick); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "running again in a new process", func() bool {
+		st, _ = h.Status("second")
+		return st.State == StateRunning && st.Pid != first.Pid
+	})
+	if processAlive(first.Pid) {
+		t.Errorf("unhealthy plugin %d was not killed", first.Pid)
 	}
 }

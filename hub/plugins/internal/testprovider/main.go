@@ -5,9 +5,13 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"os"
+	"path/filepath"
+	"sync"
 
 	"github.com/wharfhub/wharf/sdk"
 )
@@ -15,9 +19,34 @@ import (
 // name is the manifest name, overridden with -ldflags at build time.
 var name = "testprovider"
 
-type provider struct{}
+// provider reports itself unhealthy while a file named "unhealthy" exists
+// in its data dir, so tests can drive the hub's health-failure restart
+// without reaching into the process.
+type provider struct {
+	mu      sync.Mutex
+	dataDir string
+}
 
-func (provider) Manifest() sdk.Manifest {
+func (p *provider) Start(_ context.Context, hc sdk.HubConfig) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.dataDir = hc.DataDir
+	return nil
+}
+
+func (p *provider) Healthy(context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.dataDir == "" {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(p.dataDir, "unhealthy")); err == nil {
+		return errors.New("unhealthy file present")
+	}
+	return nil
+}
+
+func (*provider) Manifest() sdk.Manifest {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /pid", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -26,4 +55,4 @@ func (provider) Manifest() sdk.Manifest {
 	return sdk.Manifest{Name: name, DisplayName: name, Version: "v0.0.1", Backend: mux, Replicas: sdk.ReplicasAny}
 }
 
-func main() { sdk.Serve(provider{}) }
+func main() { sdk.Serve(&provider{}) }
