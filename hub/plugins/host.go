@@ -159,6 +159,9 @@ func (h *Host) Run(ctx context.Context) error {
 			h.supervise(klog.NewContext(ctx, log.WithValues("provider", p.name)), p)
 		})
 	}
+	// Failed providers end their goroutines early; Run still lasts until
+	// ctx is done so its return always means "hub shutting down".
+	<-ctx.Done()
 	wg.Wait()
 	return nil
 }
