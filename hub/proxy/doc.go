@@ -50,10 +50,16 @@
 //
 // # Wiring
 //
-// The backend proxy must run after authentication, but a provider's public
-// paths must be reachable without it: route those (see
-// [Backend.IsPublic]) around the authentication filter. The upstream
-// authentication filter deletes Authorization after success; wrap it with
-// [WithAuthorizationPreserved] so the caller's token still reaches the
-// provider byte for byte.
+// [WithProviderRoutes] mounts both proxies outermost, in front of the
+// generic API chain (see its doc for why they bypass it):
+//
+//	backend := proxy.NewBackend(providers, resolver)
+//	ui := proxy.NewUI(providers, portalShell)
+//	h = proxy.WithProviderRoutes(h, backend, ui, c.Authentication.Authenticator, c.Authentication.APIAudiences)
+//
+// Wiring by hand instead: the backend proxy must run after authentication
+// (request.UserFrom), but a provider's public paths ([Backend.IsPublic])
+// must reach it without; and the upstream authentication filter deletes
+// Authorization on success, so wrap it with [WithAuthorizationPreserved] to
+// forward the caller's token byte for byte.
 package proxy
