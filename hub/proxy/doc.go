@@ -44,6 +44,10 @@
 //   - Poison caches with a missing bundle. UI error responses are no-store;
 //     successful ones are cached for minutes, not hours.
 //
+// Cookies do reach the backend (a provider may keep its own session); the
+// hub sets none today besides wharf_workspace. When the hub issues a
+// browser session cookie, the backend proxy must strip it.
+//
 // Out of scope: authentication itself (done upstream; the proxy reads
 // request.UserFrom), the provider's own authorization of the caller's token,
 // and a compromised provider process.
