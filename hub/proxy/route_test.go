@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"testing"
 
@@ -64,7 +65,15 @@ func TestFileLike(t *testing.T) {
 
 func TestBackendMetrics(t *testing.T) {
 	tr, _ := startSocket(t, http.HandlerFunc(echo))
-	srv := newBackendFront(t, oneProvider(tr), resolver{})
+	// The counter is written when the handler returns, which may be after
+	// the client has read the response: wait for the handler each time.
+	served := make(chan struct{}, 1)
+	b := WithAuthorizationPreserved(fakeAuthn(NewBackend(oneProvider(tr), resolver{})))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() { served <- struct{}{} }()
+		b.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
 	count := func(provider, code string) float64 {
 		v, err := testutil.GetCounterMetricValue(providerRequests.WithLabelValues(provider, code))
 		if err != nil {
@@ -89,6 +98,7 @@ func TestBackendMetrics(t *testing.T) {
 			t.Fatal(err)
 		}
 		_ = resp.Body.Close()
+		<-served
 	}
 	if d := count("p", "200") - ok0; d != 1 {
 		t.Errorf("p 200 delta %v", d)
