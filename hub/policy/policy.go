@@ -68,6 +68,10 @@ func part(into string, rules ...rbacv1.PolicyRule) *rbacv1.ClusterRole {
 // ClusterRoles returns the bootstrap ClusterRoles of a workspace.
 func ClusterRoles() []*rbacv1.ClusterRole {
 	discovery := rbacv1.PolicyRule{Verbs: []string{"get"}, NonResourceURLs: []string{"/api", "/api/*", "/apis", "/apis/*", "/openapi", "/openapi/*", "/version", "/version/"}}
+	// "access" on "/" lets a subject use the workspace through provider
+	// backends (kcp's workspace-content check); every role that grants
+	// anything in the workspace includes it.
+	access := rbacv1.PolicyRule{Verbs: []string{"access"}, NonResourceURLs: []string{"/"}}
 	selfReviews := []rbacv1.PolicyRule{
 		rule([]string{"create"}, "authorization.k8s.io", "selfsubjectaccessreviews", "selfsubjectrulesreviews"),
 		rule([]string{"create"}, "authentication.k8s.io", "selfsubjectreviews"),
@@ -75,6 +79,7 @@ func ClusterRoles() []*rbacv1.ClusterRole {
 	return []*rbacv1.ClusterRole{
 		aggregated(Admin), aggregated(Edit), aggregated(View),
 		part(View,
+			access,
 			rule(readVerbs, "", "configmaps", "serviceaccounts", "namespaces"),
 			rule(readVerbs, "coordination.k8s.io", "leases"),
 			rule(readVerbs, "tenancy.wharf.dev", "workspaces"),
@@ -82,6 +87,7 @@ func ClusterRoles() []*rbacv1.ClusterRole {
 		// edit: read and write workload data, including Secrets, but not
 		// access control: it cannot grant itself more.
 		part(Edit,
+			access,
 			rule(readVerbs, "", "configmaps", "serviceaccounts", "namespaces", "secrets"),
 			rule(writeVerbs, "", "configmaps", "serviceaccounts", "secrets"),
 			rule(allVerbs, "coordination.k8s.io", "leases"),
@@ -93,7 +99,7 @@ func ClusterRoles() []*rbacv1.ClusterRole {
 			rbacv1.PolicyRule{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}},
 			rbacv1.PolicyRule{Verbs: []string{"*"}, NonResourceURLs: []string{"*"}},
 		),
-		{ObjectMeta: metav1.ObjectMeta{Name: WorkspaceAccess}, Rules: append([]rbacv1.PolicyRule{discovery}, selfReviews...)},
+		{ObjectMeta: metav1.ObjectMeta{Name: WorkspaceAccess}, Rules: append([]rbacv1.PolicyRule{discovery, access}, selfReviews...)},
 	}
 }
 

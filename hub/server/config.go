@@ -44,6 +44,8 @@ import (
 	"github.com/wharfhub/wharf/hub/filters"
 	"github.com/wharfhub/wharf/hub/namespaces"
 	"github.com/wharfhub/wharf/hub/openapi"
+	"github.com/wharfhub/wharf/hub/plugins"
+	"github.com/wharfhub/wharf/hub/proxy"
 	wstorage "github.com/wharfhub/wharf/hub/storage"
 	"github.com/wharfhub/wharf/hub/workspaces"
 )
@@ -79,6 +81,8 @@ type ExtraConfig struct {
 	Admins admins
 	// RBAC is handed the per-workspace RBAC authorizer once it exists.
 	RBAC *workspaceRBAC
+	// Plugins runs and supervises the provider plugins.
+	Plugins *plugins.Host
 	// NamespaceLifecycle is handed the Namespace storage once it exists.
 	NamespaceLifecycle *namespaces.Lifecycle
 
@@ -173,6 +177,12 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		return nil, err
 	}
 	genericapiserver.AuthorizeClientBearerToken(gc.LoopbackClientConfig, &gc.Authentication, &gc.Authorization)
+	if extra.Plugins, err = o.newPluginHost(); err != nil {
+		return nil, err
+	}
+	targets := providerTargets(extra.Plugins)
+	backend := proxy.NewBackend(targets, workspaceIdentity{index: extra.Index, authz: gc.Authorization.Authorizer})
+	ui := proxy.NewUI(targets, portalShellPlaceholder)
 	gc.BuildHandlerChainFunc = func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
 		// Innermost: complete workspace resolution once the caller is
 		// authenticated and authorized (see package filters).
@@ -180,7 +190,12 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		h = genericapiserver.DefaultBuildHandlerChain(h, c)
 		// Outermost: strip /clusters/<target> before request info is
 		// parsed, so upstream filters see ordinary API paths.
-		return filters.WithClusterPath(h, extra.Index, c.Serializer)
+		h = filters.WithClusterPath(h, extra.Index, c.Serializer)
+		// Provider routes bypass the API chain: its request timeout would
+		// cut SSE and websockets, RBAC has no rules for them, and public
+		// paths (agent tunnels) carry no credentials. The backend proxy
+		// authenticates and checks workspace access itself (hub/proxy).
+		return proxy.WithProviderRoutes(h, backend, ui, c.Authentication.Authenticator, c.Authentication.APIAudiences)
 	}
 	// apiextensions shares authn, authz and the handler chain settings.
 	apiextCfg.GenericConfig.Authentication = gc.Authentication
@@ -252,4 +267,22 @@ func newEtcdClient(t storagebackend.TransportConfig) (*clientv3.Client, error) {
 	}
 	klog.V(2).InfoS("Connected to etcd", "endpoints", t.ServerList)
 	return c, nil
+}
+
+// newPluginHost prepares (but does not start) the provider plugins.
+func (o *Options) newPluginHost() (*plugins.Host, error) {
+	specs, err := o.Plugins.Specs()
+	if err != nil {
+		return nil, err
+	}
+	cfgs, err := o.Plugins.ProviderConfigs()
+	if err != nil {
+		return nil, err
+	}
+	// Providers get no hub credentials yet; minting per-provider
+	// credentials scoped to the workspaces that enable them comes with the
+	// catalog (ProviderBinding).
+	return plugins.New(plugins.Config{
+		DataDir: o.DataDir, HubURL: o.ExternalURL, Specs: specs, ProviderConfigs: cfgs, Supervision: o.Plugins.Supervision,
+	})
 }

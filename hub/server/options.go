@@ -12,6 +12,8 @@ import (
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	cliflag "k8s.io/component-base/cli/flag"
 
+	"github.com/wharfhub/wharf/hub/plugins"
+
 	"github.com/wharfhub/wharf/hub/authn"
 )
 
@@ -31,6 +33,9 @@ type Options struct {
 	// Authn holds the --oidc-* flags.
 	Authn *authn.Options
 
+	// Plugins are the provider binaries the hub runs and supervises.
+	Plugins *plugins.Options
+
 	// AdminUsers and AdminGroups may do everything, in every workspace.
 	AdminUsers  []string
 	AdminGroups []string
@@ -43,6 +48,7 @@ func NewOptions() *Options {
 		SecureServing: genericoptions.NewSecureServingOptions().WithLoopback(),
 		Etcd:          genericoptions.NewEtcdOptions(newStorageConfig()),
 		AdminGroups:   []string{"system:masters"},
+		Plugins:       plugins.NewOptions(),
 		Authn:         authn.NewOptions(),
 	}
 	o.SecureServing.BindPort = 9443
@@ -65,6 +71,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	a := fss.FlagSet("authentication")
 	a.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "CSV file of static bearer tokens: token,user,uid,\"group1,group2\".")
 	o.Authn.AddFlags(a)
+	o.Plugins.AddFlags(fss.FlagSet("providers"))
 	z := fss.FlagSet("authorization")
 	z.StringSliceVar(&o.AdminUsers, "admin-user", o.AdminUsers, "Users who may do everything in every workspace, /clusters/* included. Repeatable.")
 	z.StringSliceVar(&o.AdminGroups, "admin-group", o.AdminGroups, "Groups whose members may do everything in every workspace. Repeatable.")
@@ -95,6 +102,7 @@ func (o *Options) Complete() error {
 func (o *Options) Validate() []error {
 	var errs []error
 	errs = append(errs, o.SecureServing.Validate()...)
+	errs = append(errs, o.Plugins.Validate()...)
 	if len(o.Etcd.StorageConfig.Transport.ServerList) > 0 {
 		errs = append(errs, o.Etcd.Validate()...)
 	}

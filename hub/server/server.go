@@ -214,9 +214,17 @@ func (h *Hub) Run(ctx context.Context) error {
 			h.Extra.Embedded.Close()
 		}
 	}()
+	// Provider plugins live exactly as long as the hub: the host stops and
+	// kills them when ctx ends, and Run waits for that before returning.
+	pluginsDone := make(chan error, 1)
+	go func() { pluginsDone <- h.Extra.Plugins.Run(ctx) }()
 	prepared := h.Generic.PrepareRun()
 	klog.InfoS("Wharf hub starting", "url", h.Extra.ExternalURL, "rootCluster", h.rootID)
-	return prepared.RunWithContext(ctx)
+	err := prepared.RunWithContext(ctx)
+	if perr := <-pluginsDone; perr != nil {
+		klog.ErrorS(perr, "Stopping provider plugins")
+	}
+	return err
 }
 
 // RootCluster returns the logical cluster id of root.

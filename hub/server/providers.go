@@ -1,0 +1,72 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+
+	"github.com/wharfhub/wharf/hub/cluster"
+	"github.com/wharfhub/wharf/hub/plugins"
+	"github.com/wharfhub/wharf/hub/proxy"
+	"github.com/wharfhub/wharf/hub/workspaces"
+	"github.com/wharfhub/wharf/sdk"
+)
+
+// providerTargets adapts the plugin host to the proxies: a provider the
+// host does not know is unknown (404); one it knows but is not running has
+// no transport (503).
+func providerTargets(h *plugins.Host) proxy.Providers {
+	return proxy.ProvidersFunc(func(name string) (proxy.Target, bool) {
+		st, ok := h.Status(name)
+		if !ok {
+			return proxy.Target{}, false
+		}
+		t := proxy.Target{}
+		if st.Descriptor != nil {
+			t.PublicPaths = st.Descriptor.PublicPaths
+		}
+		if rt, ok := h.Transport(name); ok {
+			t.Transport = rt
+		}
+		return t, true
+	})
+}
+
+// workspaceIdentity resolves the active workspace of a backend-proxy
+// request and checks the caller may use it: the caller needs the "access"
+// verb on "/" in that workspace, which admin, edit, view and
+// wharf:workspace-access grant (kcp's workspace-content access check).
+type workspaceIdentity struct {
+	index *workspaces.Index
+	authz authorizer.UnconditionalAuthorizer
+}
+
+var _ proxy.IdentityResolver = workspaceIdentity{}
+
+func (w workspaceIdentity) Resolve(ctx context.Context, u user.Info, ws string) (sdk.Identity, error) {
+	if ws == "" {
+		// Home workspaces arrive with identity (issue 6); until then a
+		// caller without an explicit workspace works in root.
+		ws = string(cluster.RootPath)
+	}
+	info, err := w.index.Resolve(ctx, ws)
+	if errors.Is(err, workspaces.ErrNotFound) {
+		// Not 404: an unknown workspace must look like a forbidden one.
+		return sdk.Identity{}, &proxy.ForbiddenError{Reason: fmt.Sprintf("no access to workspace %q", ws)}
+	}
+	if err != nil {
+		return sdk.Identity{}, err
+	}
+	d, _, err := w.authz.Authorize(cluster.WithCluster(ctx, info.ID), authorizer.AttributesRecord{User: u, Verb: "access", Path: "/"})
+	if err != nil || d != authorizer.DecisionAllow {
+		return sdk.Identity{}, &proxy.ForbiddenError{Reason: fmt.Sprintf("no access to workspace %q", ws)}
+	}
+	return sdk.Identity{User: u.GetName(), Groups: u.GetGroups(), Tenant: string(info.Path), Cluster: string(info.ID)}, nil
+}
+
+// portalShellPlaceholder answers SPA routes until the portal is served.
+var portalShellPlaceholder = http.NotFoundHandler()

@@ -1,0 +1,132 @@
+package hub
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wharfhub/wharf/test/kube"
+)
+
+// exampleProvider builds the SDK's example provider binary.
+func exampleProvider(t *testing.T) string {
+	t.Helper()
+	root, err := kube.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "wharf-provider-example")
+	cmd := exec.Command("go", "build", "-o", bin, "./sdk/internal/exampleprovider")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building example provider: %v\n%s", err, out)
+	}
+	return bin
+}
+
+type whoami struct {
+	Identity struct {
+		User    string
+		Groups  []string
+		Tenant  string
+		Cluster string
+	}
+	Authenticated bool
+	Authorization string
+}
+
+// TestProviderBackendProxy runs the hub with a real provider plugin and
+// checks the identity contract of /services/providers/<name>/.
+func TestProviderBackendProxy(t *testing.T) {
+	t.Parallel()
+	tokens := filepath.Join(t.TempDir(), "tokens.csv")
+	if err := os.WriteFile(tokens, []byte("alice-token,alice,alice-uid,\"devs\"\nbob-token,bob,bob-uid,\"devs\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := startHub(t, hubOptions{extraArgs: []string{"--token-auth-file", tokens, "--provider", "example=" + exampleProvider(t)}})
+	id := h.createWorkspace("root", "prov")
+	h.mustKubectl("root:prov", "create", "clusterrolebinding", "alice-view", "--clusterrole=view", "--user=alice")
+
+	get := func(token, path string, hdr map[string]string) (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, h.URL+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := h.client().Do(req)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		var b strings.Builder
+		_, _ = fmt.Fprint(&b, readAll(resp))
+		return resp.StatusCode, b.String()
+	}
+	// The plugin starts after the hub is ready; wait for it.
+	eventually(t, 60*time.Second, func() error {
+		if code, body := get(h.Token, "/services/providers/example/whoami", nil); code != http.StatusOK {
+			return fmt.Errorf("%d %s", code, body)
+		}
+		return nil
+	})
+
+	spoof := map[string]string{"X-Kedge-User": "mallory", "x-kedge-groups": "system:masters", "X-Wharf-Workspace": "root:prov"}
+	code, body := get("alice-token", "/services/providers/example/whoami", spoof)
+	if code != http.StatusOK {
+		t.Fatalf("alice whoami = %d %s", code, body)
+	}
+	var w whoami
+	if err := json.Unmarshal([]byte(body), &w); err != nil {
+		t.Fatal(err)
+	}
+	if w.Identity.User != "alice" || w.Identity.Tenant != "root:prov" || w.Identity.Cluster != id || w.Authorization != "Bearer alice-token" {
+		t.Errorf("provider saw %+v", w)
+	}
+	for _, g := range w.Identity.Groups {
+		if g == "system:masters" {
+			t.Errorf("spoofed group reached the provider: %v", w.Identity.Groups)
+		}
+	}
+	// bob has no access to root:prov; unknown workspaces look the same.
+	for _, ws := range []string{"root:prov", id, "root:nope"} {
+		if code, body := get("bob-token", "/services/providers/example/whoami", map[string]string{"X-Wharf-Workspace": ws}); code != http.StatusForbidden {
+			t.Errorf("bob in %s = %d %s", ws, code, body)
+		}
+	}
+	if code, _ := get("", "/services/providers/example/whoami", nil); code != http.StatusUnauthorized {
+		t.Errorf("anonymous = %d", code)
+	}
+	// Public paths need no token and carry no identity, spoofed or not.
+	code, body = get("", "/services/providers/example/public/ping", map[string]string{"X-Kedge-User": "mallory"})
+	if code != http.StatusOK || strings.Contains(body, "mallory") {
+		t.Errorf("public ping = %d %s", code, body)
+	}
+	if code, _ := get(h.Token, "/services/providers/nope/whoami", nil); code != http.StatusNotFound {
+		t.Errorf("unknown provider = %d", code)
+	}
+	// UI assets are served with a base path and cache headers.
+	code, body = get("", "/ui/providers/example/app.js", nil)
+	if code != http.StatusOK || body == "" {
+		t.Errorf("ui asset = %d %q", code, body)
+	}
+}
+
+func readAll(resp *http.Response) string {
+	var b strings.Builder
+	buf := make([]byte, 4096)
+	for {
+		n, err := resp.Body.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			return b.String()
+		}
+	}
+}
