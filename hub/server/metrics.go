@@ -10,6 +10,7 @@ import (
 	"k8s.io/component-base/metrics/legacyregistry"
 
 	tenancyv1alpha1 "github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1"
+	"github.com/wharfhub/wharf/hub/plugins"
 	"github.com/wharfhub/wharf/hub/workspaces"
 )
 
@@ -42,4 +43,41 @@ func runWorkspaceMetrics(ctx context.Context, store cache.Store, _ *workspaces.I
 			workspacesGauge.WithLabelValues(phase).Set(n)
 		}
 	}, 5*time.Second)
+}
+
+var (
+	providerUp = compbasemetrics.NewGaugeVec(&compbasemetrics.GaugeOpts{
+		Name:           "wharf_provider_up",
+		Help:           "1 while a provider plugin is running, 0 otherwise.",
+		StabilityLevel: compbasemetrics.ALPHA,
+	}, []string{"provider"})
+	providerRestarts = compbasemetrics.NewGaugeVec(&compbasemetrics.GaugeOpts{
+		Name:           "wharf_provider_restarts",
+		Help:           "Times a provider plugin was relaunched after a crash, failed health checks or a failed start.",
+		StabilityLevel: compbasemetrics.ALPHA,
+	}, []string{"provider"})
+)
+
+func init() {
+	legacyregistry.MustRegister(providerUp, providerRestarts)
+}
+
+// runProviderMetrics mirrors the plugin host's status into gauges. The
+// restart count is a gauge of the host's own counter: it restarts with the
+// hub, as the host does.
+func runProviderMetrics(ctx context.Context, h *plugins.Host) {
+	changes := h.Subscribe(ctx)
+	for {
+		for _, st := range h.List() {
+			up := 0.0
+			if st.State == plugins.StateRunning {
+				up = 1
+			}
+			providerUp.WithLabelValues(st.Name).Set(up)
+			providerRestarts.WithLabelValues(st.Name).Set(float64(st.Restarts))
+		}
+		if _, ok := <-changes; !ok {
+			return
+		}
+	}
 }

@@ -218,6 +218,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	// kills them when ctx ends, and Run waits for that before returning.
 	pluginsDone := make(chan error, 1)
 	go func() { pluginsDone <- h.Extra.Plugins.Run(ctx) }()
+	go runProviderMetrics(ctx, h.Extra.Plugins)
 	prepared := h.Generic.PrepareRun()
 	klog.InfoS("Wharf hub starting", "url", h.Extra.ExternalURL, "rootCluster", h.rootID)
 	err := prepared.RunWithContext(ctx)

@@ -112,6 +112,13 @@ func TestProviderBackendProxy(t *testing.T) {
 	if code, _ := get(h.Token, "/services/providers/nope/whoami", nil); code != http.StatusNotFound {
 		t.Errorf("unknown provider = %d", code)
 	}
+	// The host's view of the plugin is exported.
+	eventually(t, 30*time.Second, func() error {
+		if _, body, _ := h.get("/metrics"); !strings.Contains(body, `wharf_provider_up{provider="example"} 1`) {
+			return fmt.Errorf("metrics lack wharf_provider_up for example")
+		}
+		return nil
+	})
 	// UI assets are served with a base path and cache headers.
 	code, body = get("", "/ui/providers/example/app.js", nil)
 	if code != http.StatusOK || body == "" {
