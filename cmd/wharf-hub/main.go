@@ -58,10 +58,8 @@ func newCommand() *cobra.Command {
 	for _, fs := range fss.FlagSets {
 		cmd.Flags().AddFlagSet(fs)
 	}
-	cols, _, _ := termSize()
-	cliflag.SetUsageAndHelpFunc(cmd, fss, cols)
+	// 0 columns: flag help is printed unwrapped, whatever the terminal.
+	cliflag.SetUsageAndHelpFunc(cmd, fss, 0)
 	klog.InitFlags(nil)
 	return cmd
 }
-
-func termSize() (int, int, error) { return 100, 0, nil }
