@@ -93,8 +93,11 @@ func (c *Controller) reconcile(ctx context.Context, key string) error {
 	// Twice: a create admitted just before admission saw Terminating can
 	// land after the first pass.
 	for pass := 0; pass < 2; pass++ {
-		n, err := wstorage.PurgeRanges(ctx, c.etcd, c.etcdPrefix, func(k wstorage.KeyParts) (string, bool) {
-			return k.Cluster + "/" + ns.Name + "/", k.Cluster == string(id) && len(k.Rest) > len(ns.Name) && k.Rest[:len(ns.Name)+1] == ns.Name+"/"
+		n, err := wstorage.PurgeRanges(ctx, c.etcd, c.etcdPrefix, func(_, _ string) []string {
+			// Namespaced keys are <cluster>/<namespace>/<name>; a
+			// cluster-scoped object named like the namespace is
+			// <cluster>/<name>, outside this range.
+			return []string{string(id) + "/" + ns.Name + "/"}
 		})
 		if err != nil {
 			return err

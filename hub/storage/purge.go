@@ -8,61 +8,59 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// scanPageSize bounds each keys-only range read of a purge scan.
-const scanPageSize = 5000
-
-// KeyParts is a stored key split into its segments:
-// <group>/<resource>/<cluster>/<rest>, where rest is "<name>" for
-// cluster-scoped objects and "<namespace>/<name>" for namespaced ones.
-type KeyParts struct {
-	Group, Resource, Cluster, Rest string
-}
-
-// RangeMatcher decides which key ranges a purge removes. Given a key, it
-// returns the range prefix (relative to <group>/<resource>/) that holds the
-// key and every sibling to delete with it, or false to keep the key.
-type RangeMatcher func(k KeyParts) (string, bool)
-
-// PurgeRanges scans every key under etcdPrefix and deletes the ranges the
-// matcher selects, returning how many keys it removed. Finding ranges by
-// scanning, rather than from a list of served resources, also catches custom
-// resources whose CRD is gone and resources this binary does not know.
-func PurgeRanges(ctx context.Context, c *clientv3.Client, etcdPrefix string, match RangeMatcher) (int64, error) {
-	base := strings.TrimSuffix(etcdPrefix, "/") + "/"
-	end := clientv3.GetPrefixRangeEnd(base)
-	seen := map[string]bool{}
-	var ranges []string
-	for from := base; ; {
-		resp, err := c.Get(ctx, from, clientv3.WithRange(end), clientv3.WithKeysOnly(), clientv3.WithLimit(scanPageSize),
-			clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
-		if err != nil {
-			return 0, fmt.Errorf("scanning keys: %w", err)
-		}
-		for _, kv := range resp.Kvs {
-			segs := strings.SplitN(strings.TrimPrefix(string(kv.Key), base), "/", 4)
-			if len(segs) < 4 {
-				continue
-			}
-			if r, ok := match(KeyParts{Group: segs[0], Resource: segs[1], Cluster: segs[2], Rest: segs[3]}); ok {
-				p := base + segs[0] + "/" + segs[1] + "/" + r
-				if !seen[p] {
-					seen[p] = true
-					ranges = append(ranges, p)
-				}
-			}
-		}
-		if !resp.More || len(resp.Kvs) == 0 {
-			break
-		}
-		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+// PurgeRanges deletes, for every resource stored under etcdPrefix, the key
+// ranges that ranges returns for it, and reports how many keys went.
+//
+// ranges receives a resource's <group> and <resource> segments and returns
+// sub-prefixes below <etcdPrefix>/<group>/<resource>/, such as "<cluster>/"
+// (a whole workspace) or "<cluster>/<namespace>/" (one namespace). Keys
+// are partitioned by resource first, so the cluster is never a key prefix;
+// the resources are therefore discovered from etcd itself rather than from
+// the served API, which also catches custom resources whose CRD is gone.
+// Discovery reads one key per resource (a skip scan), not every key.
+func PurgeRanges(ctx context.Context, c *clientv3.Client, etcdPrefix string, ranges func(group, resource string) []string) (int64, error) {
+	resources, err := storedResources(ctx, c, etcdPrefix)
+	if err != nil {
+		return 0, err
 	}
 	var n int64
-	for _, p := range ranges {
-		resp, err := c.Delete(ctx, p, clientv3.WithPrefix())
-		if err != nil {
-			return n, fmt.Errorf("deleting %s: %w", p, err)
+	for _, gr := range resources {
+		for _, r := range ranges(gr[0], gr[1]) {
+			p := strings.TrimSuffix(etcdPrefix, "/") + "/" + gr[0] + "/" + gr[1] + "/" + r
+			resp, err := c.Delete(ctx, p, clientv3.WithPrefix())
+			if err != nil {
+				return n, fmt.Errorf("deleting %s: %w", p, err)
+			}
+			n += resp.Deleted
 		}
-		n += resp.Deleted
 	}
 	return n, nil
+}
+
+// storedResources lists the <group>/<resource> pairs that have keys under
+// etcdPrefix, reading the first key of each and then jumping past the
+// resource's whole range.
+func storedResources(ctx context.Context, c *clientv3.Client, etcdPrefix string) ([][2]string, error) {
+	base := strings.TrimSuffix(etcdPrefix, "/") + "/"
+	end := clientv3.GetPrefixRangeEnd(base)
+	var out [][2]string
+	for from := base; from < end; {
+		resp, err := c.Get(ctx, from, clientv3.WithRange(end), clientv3.WithKeysOnly(), clientv3.WithLimit(1))
+		if err != nil {
+			return nil, fmt.Errorf("scanning stored resources: %w", err)
+		}
+		if len(resp.Kvs) == 0 {
+			break
+		}
+		key := strings.TrimPrefix(string(resp.Kvs[0].Key), base)
+		segs := strings.SplitN(key, "/", 3)
+		if len(segs) < 3 {
+			// A key directly under <group>/ (none are written): step past it.
+			from = string(resp.Kvs[0].Key) + "\x00"
+			continue
+		}
+		out = append(out, [2]string{segs[0], segs[1]})
+		from = clientv3.GetPrefixRangeEnd(base + segs[0] + "/" + segs[1] + "/")
+	}
+	return out, nil
 }

@@ -136,9 +136,13 @@ func (c *Controller) purge(ctx context.Context, id cluster.ID, path cluster.Path
 	// Twice: a write admitted just before the terminating mark reached a
 	// replica can land after the first pass.
 	for pass := 0; pass < 2; pass++ {
-		n, err := wstorage.PurgeRanges(ctx, c.etcd, c.etcdPrefix, func(k wstorage.KeyParts) (string, bool) {
+		n, err := wstorage.PurgeRanges(ctx, c.etcd, c.etcdPrefix, func(_, _ string) []string {
 			// Everything of a purged cluster goes, whatever its resource.
-			return k.Cluster + "/", ids[cluster.ID(k.Cluster)]
+			out := make([]string, 0, len(ids))
+			for id := range ids {
+				out = append(out, string(id)+"/")
+			}
+			return out
 		})
 		if err != nil {
 			return err
