@@ -57,8 +57,8 @@ func New(resources []*Resource) (*Collector, error) {
 	for _, r := range resources {
 		r := r
 		c.byKind[r.Kind] = r
-		inf := cache.NewSharedIndexInformer(wstorage.WildcardListWatch(r.Store), r.New(), 0, cache.Indexers{})
-		if err := inf.SetTransform(wstorage.KeyByCluster); err != nil {
+		inf, err := wstorage.NewClusterInformer(r.Store, r.New(), 0)
+		if err != nil {
 			return nil, err
 		}
 		reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{

@@ -37,10 +37,13 @@ type Controller struct {
 }
 
 // NewController returns a namespace deletion controller.
-func NewController(store Store, etcd *clientv3.Client, etcdPrefix string) *Controller {
+func NewController(store Store, etcd *clientv3.Client, etcdPrefix string) (*Controller, error) {
+	inf, err := wstorage.NewClusterInformer(store, &corev1.Namespace{}, 10*time.Minute)
+	if err != nil {
+		return nil, err
+	}
 	c := &Controller{
-		store: store, etcd: etcd, etcdPrefix: etcdPrefix,
-		informer: cache.NewSharedIndexInformer(wstorage.ClusterScopedListWatch(store), &corev1.Namespace{}, 10*time.Minute, cache.Indexers{}),
+		store: store, etcd: etcd, etcdPrefix: etcdPrefix, informer: inf,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "namespace-deletion"}),
 	}
@@ -55,7 +58,7 @@ func NewController(store Store, etcd *clientv3.Client, etcdPrefix string) *Contr
 		AddFunc:    enqueue,
 		UpdateFunc: func(_, obj interface{}) { enqueue(obj) },
 	})
-	return c
+	return c, nil
 }
 
 // HasSynced reports whether the controller has seen every namespace.
@@ -80,7 +83,7 @@ func (c *Controller) reconcile(ctx context.Context, key string) error {
 	if ns.DeletionTimestamp == nil || !hasFinalizer(ns.Finalizers) {
 		return nil
 	}
-	id := cluster.ID(ns.Namespace) // the informer's copy carries its cluster here
+	id, _ := wstorage.SplitClusterNamespace(ns)
 	nctx := request.WithNamespace(cluster.WithCluster(ctx, id), metav1.NamespaceNone)
 
 	// An update of a namespace pending deletion records phase Terminating

@@ -97,7 +97,10 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 	nsStore := builtin[corev1.SchemeGroupVersion]["namespaces"].(*registry.Store)
 	h.namespaces = nsStore
 	x.NamespaceLifecycle.SetNamespaces(nsStore)
-	nsController := namespaces.NewController(nsStore, x.EtcdClient, x.EtcdPrefix)
+	nsController, err := namespaces.NewController(nsStore, x.EtcdClient, x.EtcdPrefix)
+	if err != nil {
+		return nil, err
+	}
 	rbacGV := rbacv1.SchemeGroupVersion
 	rbacAuthz, err := rbac.New(rbac.Sources{
 		Roles:               rbac.StorageListWatch(builtin[rbacGV]["roles"].(*registry.Store)),
@@ -148,7 +151,10 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 	if err != nil {
 		return nil, err
 	}
-	wsController := workspaces.NewController(wsREST, wsStatus, x.Index, x.EtcdClient, x.EtcdPrefix)
+	wsController, err := workspaces.NewController(wsREST, wsStatus, x.Index, x.EtcdClient, x.EtcdPrefix)
+	if err != nil {
+		return nil, err
+	}
 	reserved := sets.New[string]()
 	for gv, m := range builtin {
 		for res := range m {

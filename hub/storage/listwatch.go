@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
@@ -22,73 +23,23 @@ type ListWatcher interface {
 	rest.Watcher
 }
 
-// ClusterScopedListWatch lists and watches a cluster-scoped resource across
-// every logical cluster, for the hub's own controllers.
-//
-// Names of cluster-scoped objects repeat across clusters, so the returned
-// copies carry their cluster id in metadata.namespace (which cluster-scoped
-// objects otherwise leave empty): informers keyed by namespace/name then
-// keep one entry per object. Controllers must clear it before writing back.
-func ClusterScopedListWatch(s ListWatcher) cache.ListerWatcher {
-	return &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			obj, err := s.List(cluster.WithWildcard(ctx), internalListOptions(opts))
-			if err != nil {
-				return nil, err
-			}
-			items, err := meta.ExtractList(obj)
-			if err != nil {
-				return nil, err
-			}
-			for i := range items {
-				if items[i], err = withClusterAsNamespace(items[i]); err != nil {
-					return nil, err
-				}
-			}
-			if err := meta.SetList(obj, items); err != nil {
-				return nil, err
-			}
-			return obj, nil
-		},
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			w, err := s.Watch(cluster.WithWildcard(ctx), internalListOptions(opts))
-			if err != nil {
-				return nil, err
-			}
-			return watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
-				// The watch cache hands out shared, serialization-caching
-				// wrappers; never mutate what it hands out.
-				if co, ok := e.Object.(runtime.CacheableObject); ok {
-					e.Object = co.GetObject()
-				}
-				if e.Type == watch.Error || e.Type == watch.Bookmark {
-					return e, true
-				}
-				obj, err := withClusterAsNamespace(e.Object)
-				if err != nil {
-					return e, false
-				}
-				e.Object = obj
-				return e, true
-			}), nil
-		},
-	}
-}
-
-func withClusterAsNamespace(obj runtime.Object) (runtime.Object, error) {
-	obj = obj.DeepCopyObject()
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return nil, fmt.Errorf("object without metadata: %w", err)
-	}
-	m.SetNamespace(m.GetAnnotations()[ClusterAnnotation])
-	return obj, nil
-}
-
 func internalListOptions(opts metav1.ListOptions) *metainternalversion.ListOptions {
 	out := &metainternalversion.ListOptions{}
 	_ = metainternalversion.Convert_v1_ListOptions_To_internalversion_ListOptions(&opts, out, nil)
 	return out
+}
+
+// NewClusterInformer returns an informer over a resource in every logical
+// cluster, for the hub's own controllers. Its store holds KeyByCluster
+// copies: read an object's cluster and namespace with
+// SplitClusterNamespace, and clear the namespace field before writing an
+// object back.
+func NewClusterInformer(s ListWatcher, example runtime.Object, resync time.Duration) (cache.SharedIndexInformer, error) {
+	inf := cache.NewSharedIndexInformer(WildcardListWatch(s), example, resync, cache.Indexers{})
+	if err := inf.SetTransform(KeyByCluster); err != nil {
+		return nil, fmt.Errorf("informer transform for %T: %w", example, err)
+	}
+	return inf, nil
 }
 
 // WildcardListWatch lists and watches a resource across every logical

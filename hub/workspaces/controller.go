@@ -40,17 +40,19 @@ type Controller struct {
 }
 
 // NewController wires a deletion controller over the Workspace storage.
-func NewController(r *REST, status *StatusREST, index *Index, etcd *clientv3.Client, etcdPrefix string) *Controller {
+func NewController(r *REST, status *StatusREST, index *Index, etcd *clientv3.Client, etcdPrefix string) (*Controller, error) {
 	c := &Controller{
 		rest: r, status: status, index: index, etcd: etcd, etcdPrefix: etcdPrefix,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "workspace-deletion"}),
 	}
-	lw := wstorage.ClusterScopedListWatch(r)
-	// Names repeat across parents, so the informer's copies carry the
-	// parent cluster id in metadata.namespace (cluster-scoped objects leave
-	// it empty): the standard namespace/name key is then unique.
-	c.informer = cache.NewSharedIndexInformer(lw, &tenancyv1alpha1.Workspace{}, 10*time.Minute, cache.Indexers{})
+	// Names repeat across parents; the cluster informer keys its copies by
+	// parent cluster too.
+	inf, err := wstorage.NewClusterInformer(r, &tenancyv1alpha1.Workspace{}, 10*time.Minute)
+	if err != nil {
+		return nil, err
+	}
+	c.informer = inf
 	enqueue := func(obj interface{}) {
 		if k, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
 			c.queue.Add(k)
@@ -60,7 +62,7 @@ func NewController(r *REST, status *StatusREST, index *Index, etcd *clientv3.Cli
 		AddFunc:    enqueue,
 		UpdateFunc: func(_, obj interface{}) { enqueue(obj) },
 	})
-	return c
+	return c, nil
 }
 
 // Lister returns the informer's store of every workspace, for metrics.

@@ -10,7 +10,7 @@ import (
 // informers need: it lists and watches every logical cluster (wildcard
 // context) and leaves objects untouched, namespace included, since the
 // informer transform keys them by cluster itself. Unlike
-// storage.ClusterScopedListWatch it is safe for namespaced resources.
+// a namespace-rewriting list-watch it is safe for namespaced resources.
 func StorageListWatch(s storage.ListWatcher) cache.ListerWatcher {
 	return plainListWatch{storage.WildcardListWatch(s)}
 }
