@@ -23,8 +23,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
 	"github.com/wharfhub/wharf/hub/controller"
@@ -40,44 +38,27 @@ type Controller struct {
 	// shadows one must never make us delete them.
 	reserved sets.Set[string]
 
-	informer cache.SharedIndexInformer
-	queue    workqueue.TypedRateLimitingInterface[string]
+	keyed *controller.Keyed
 }
 
 // New returns a controller. builtins lists the group/resource key prefixes
 // (storage.ResourcePrefix) of the hub's own resources.
-func New(client apiextensionsclient.Interface, etcd *clientv3.Client, etcdPrefix string, builtins sets.Set[string]) *Controller {
+func New(client apiextensionsclient.Interface, etcd *clientv3.Client, etcdPrefix string, builtins sets.Set[string]) (*Controller, error) {
 	f := apiextensionsinformers.NewSharedInformerFactory(client, 10*time.Minute)
-	c := &Controller{
-		client: client, etcd: etcd, etcdPrefix: strings.TrimSuffix(etcdPrefix, "/"), reserved: builtins,
-		informer: f.Apiextensions().V1().CustomResourceDefinitions().Informer(),
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "crd-instance-cleanup"}),
+	keyed, err := controller.NewKeyed("crd-instance-cleanup", f.Apiextensions().V1().CustomResourceDefinitions().Informer(), nil)
+	if err != nil {
+		return nil, err
 	}
-	enqueue := func(obj interface{}) {
-		if k, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
-			c.queue.Add(k)
-		}
-	}
-	_, _ = c.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    enqueue,
-		UpdateFunc: func(_, obj interface{}) { enqueue(obj) },
-	})
-	return c
+	return &Controller{client: client, etcd: etcd, etcdPrefix: strings.TrimSuffix(etcdPrefix, "/"), reserved: builtins, keyed: keyed}, nil
 }
 
 // Run processes CRD deletions until ctx is done.
 func (c *Controller) Run(ctx context.Context) {
-	go c.informer.RunWithContext(ctx)
-	if !cache.WaitForCacheSync(ctx.Done(), c.informer.HasSynced) {
-		c.queue.ShutDown()
-		return
-	}
-	controller.Run(ctx, c.queue, 1, "crd-instance-cleanup", c.reconcile)
+	c.keyed.Run(ctx, 1, c.reconcile)
 }
 
 func (c *Controller) reconcile(ctx context.Context, key string) error {
-	obj, exists, err := c.informer.GetStore().GetByKey(key)
+	obj, exists, err := c.keyed.Informer.GetStore().GetByKey(key)
 	if err != nil || !exists {
 		return err
 	}
@@ -89,7 +70,7 @@ func (c *Controller) reconcile(ctx context.Context, key string) error {
 	// custom resource handler refuses new instances, so none can appear
 	// behind our purge.
 	if !isTerminating(crd) {
-		c.queue.AddAfter(key, time.Second)
+		c.keyed.Queue.AddAfter(key, time.Second)
 		return nil
 	}
 	prefix := wstorage.ResourcePrefix(crd.Spec.Group, crd.Spec.Names.Plural)

@@ -12,8 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
-	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
 	"github.com/wharfhub/wharf/hub/cluster"
@@ -32,8 +30,7 @@ type Controller struct {
 	store      Store
 	etcd       *clientv3.Client
 	etcdPrefix string
-	informer   cache.SharedIndexInformer
-	queue      workqueue.TypedRateLimitingInterface[string]
+	keyed      *controller.Keyed
 }
 
 // NewController returns a namespace deletion controller.
@@ -42,40 +39,26 @@ func NewController(store Store, etcd *clientv3.Client, etcdPrefix string) (*Cont
 	if err != nil {
 		return nil, err
 	}
-	c := &Controller{
-		store: store, etcd: etcd, etcdPrefix: etcdPrefix, informer: inf,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "namespace-deletion"}),
-	}
-	enqueue := func(obj interface{}) {
-		if ns, ok := obj.(*corev1.Namespace); ok && ns.DeletionTimestamp != nil {
-			if k, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
-				c.queue.Add(k)
-			}
-		}
-	}
-	_, _ = c.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    enqueue,
-		UpdateFunc: func(_, obj interface{}) { enqueue(obj) },
+	keyed, err := controller.NewKeyed("namespace-deletion", inf, func(obj interface{}) bool {
+		ns, ok := obj.(*corev1.Namespace)
+		return ok && ns.DeletionTimestamp != nil
 	})
-	return c, nil
+	if err != nil {
+		return nil, err
+	}
+	return &Controller{store: store, etcd: etcd, etcdPrefix: etcdPrefix, keyed: keyed}, nil
 }
 
 // HasSynced reports whether the controller has seen every namespace.
-func (c *Controller) HasSynced() bool { return c.informer.HasSynced() }
+func (c *Controller) HasSynced() bool { return c.keyed.HasSynced() }
 
 // Run processes deletions until ctx is done.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	go c.informer.RunWithContext(ctx)
-	if !cache.WaitForCacheSync(ctx.Done(), c.informer.HasSynced) {
-		c.queue.ShutDown()
-		return
-	}
-	controller.Run(ctx, c.queue, workers, "namespace-deletion", c.reconcile)
+	c.keyed.Run(ctx, workers, c.reconcile)
 }
 
 func (c *Controller) reconcile(ctx context.Context, key string) error {
-	obj, exists, err := c.informer.GetStore().GetByKey(key)
+	obj, exists, err := c.keyed.Informer.GetStore().GetByKey(key)
 	if err != nil || !exists {
 		return err
 	}

@@ -165,7 +165,10 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 	if err != nil {
 		return nil, err
 	}
-	crdController := crdcleanup.New(crdClient, x.EtcdClient, x.EtcdPrefix, reserved)
+	crdController, err := crdcleanup.New(crdClient, x.EtcdClient, x.EtcdPrefix, reserved)
+	if err != nil {
+		return nil, err
+	}
 	legacyDiscovery := newLegacyGroupDiscovery(s.DiscoveryGroupManager, crdClient)
 
 	if err := s.AddPostStartHook("wharf-root-workspace", func(hc genericapiserver.PostStartHookContext) error {

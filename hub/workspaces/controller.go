@@ -13,7 +13,6 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
 	tenancyv1alpha1 "github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1"
@@ -35,55 +34,38 @@ type Controller struct {
 	etcd       *clientv3.Client
 	etcdPrefix string
 
-	informer cache.SharedIndexInformer
-	queue    workqueue.TypedRateLimitingInterface[string]
+	keyed *controller.Keyed
 }
 
 // NewController wires a deletion controller over the Workspace storage.
 func NewController(r *REST, status *StatusREST, index *Index, etcd *clientv3.Client, etcdPrefix string) (*Controller, error) {
-	c := &Controller{
-		rest: r, status: status, index: index, etcd: etcd, etcdPrefix: etcdPrefix,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "workspace-deletion"}),
-	}
 	// Names repeat across parents; the cluster informer keys its copies by
 	// parent cluster too.
 	inf, err := wstorage.NewClusterInformer(r, &tenancyv1alpha1.Workspace{}, 10*time.Minute)
 	if err != nil {
 		return nil, err
 	}
-	c.informer = inf
-	enqueue := func(obj interface{}) {
-		if k, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
-			c.queue.Add(k)
-		}
+	keyed, err := controller.NewKeyed("workspace-deletion", inf, nil)
+	if err != nil {
+		return nil, err
 	}
-	_, _ = c.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    enqueue,
-		UpdateFunc: func(_, obj interface{}) { enqueue(obj) },
-	})
-	return c, nil
+	return &Controller{rest: r, status: status, index: index, etcd: etcd, etcdPrefix: etcdPrefix, keyed: keyed}, nil
 }
 
 // Lister returns the informer's store of every workspace, for metrics.
-func (c *Controller) Lister() cache.Store { return c.informer.GetStore() }
+func (c *Controller) Lister() cache.Store { return c.keyed.Informer.GetStore() }
 
 // Run processes deletions until ctx is done.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	go c.informer.RunWithContext(ctx)
-	if !cache.WaitForCacheSync(ctx.Done(), c.informer.HasSynced) {
-		c.queue.ShutDown()
-		return
-	}
 	go wait.UntilWithContext(ctx, c.collectOrphans, time.Minute)
-	controller.Run(ctx, c.queue, workers, "workspace-deletion", c.reconcile)
+	c.keyed.Run(ctx, workers, c.reconcile)
 }
 
 // HasSynced reports whether the controller has seen every workspace.
-func (c *Controller) HasSynced() bool { return c.informer.HasSynced() }
+func (c *Controller) HasSynced() bool { return c.keyed.HasSynced() }
 
 func (c *Controller) reconcile(ctx context.Context, key string) error {
-	obj, exists, err := c.informer.GetStore().GetByKey(key)
+	obj, exists, err := c.keyed.Informer.GetStore().GetByKey(key)
 	if err != nil || !exists {
 		return err
 	}

@@ -1,0 +1,56 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+)
+
+// Keyed couples an informer to a work queue: every added or updated object
+// that passes the filter is queued by its informer key.
+type Keyed struct {
+	Name     string
+	Informer cache.SharedIndexInformer
+	Queue    workqueue.TypedRateLimitingInterface[string]
+}
+
+// NewKeyed wires inf to a new rate-limited queue. A nil filter queues every
+// object.
+func NewKeyed(name string, inf cache.SharedIndexInformer, filter func(obj interface{}) bool) (*Keyed, error) {
+	k := &Keyed{
+		Name: name, Informer: inf,
+		Queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: name}),
+	}
+	enqueue := func(obj interface{}) {
+		if filter != nil && !filter(obj) {
+			return
+		}
+		if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
+			k.Queue.Add(key)
+		}
+	}
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    enqueue,
+		UpdateFunc: func(_, obj interface{}) { enqueue(obj) },
+	}); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return k, nil
+}
+
+// HasSynced reports whether the informer has listed everything.
+func (k *Keyed) HasSynced() bool { return k.Informer.HasSynced() }
+
+// Run starts the informer and, once it has synced, drains the queue with
+// reconcile until ctx is done.
+func (k *Keyed) Run(ctx context.Context, workers int, reconcile func(context.Context, string) error) {
+	go k.Informer.RunWithContext(ctx)
+	if !cache.WaitForCacheSync(ctx.Done(), k.Informer.HasSynced) {
+		k.Queue.ShutDown()
+		return
+	}
+	Run(ctx, k.Queue, workers, k.Name, reconcile)
+}
