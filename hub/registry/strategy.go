@@ -15,6 +15,7 @@ import (
 type strategy struct {
 	runtime.ObjectTyper
 	names.NameGenerator
+	Defaults
 	kind *Kind
 }
 
@@ -67,14 +68,19 @@ func (s strategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) f
 	return errs
 }
 
-func (strategy) WarningsOnCreate(ctx context.Context, obj runtime.Object) []string { return nil }
+// Defaults holds the strategy answers every hub type shares: no warnings,
+// nothing to canonicalize, no create-on-update, and unconditional updates
+// allowed (as upstream for these kinds). Embed it in a strategy.
+type Defaults struct{}
 
-func (strategy) WarningsOnUpdate(ctx context.Context, obj, old runtime.Object) []string {
+func (Defaults) WarningsOnCreate(ctx context.Context, obj runtime.Object) []string { return nil }
+
+func (Defaults) WarningsOnUpdate(ctx context.Context, obj, old runtime.Object) []string {
 	return nil
 }
 
-func (strategy) Canonicalize(obj runtime.Object) {}
+func (Defaults) Canonicalize(obj runtime.Object) {}
 
-func (strategy) AllowCreateOnUpdate(context.Context) bool { return false }
+func (Defaults) AllowCreateOnUpdate(context.Context) bool { return false }
 
-func (strategy) AllowUnconditionalUpdate(context.Context) bool { return true }
+func (Defaults) AllowUnconditionalUpdate(context.Context) bool { return true }

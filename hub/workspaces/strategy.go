@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	tenancyv1alpha1 "github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1"
+	"github.com/wharfhub/wharf/hub/registry"
 )
 
 // strategy governs the main Workspace resource. Status is owned by the hub:
@@ -20,6 +21,7 @@ import (
 type strategy struct {
 	runtime.ObjectTyper
 	names.NameGenerator
+	registry.Defaults
 }
 
 type statusStrategy struct{ strategy }
@@ -70,18 +72,6 @@ func (s strategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) f
 	errs := apimachineryvalidation.ValidateObjectMetaUpdate(&ws.ObjectMeta, &o.ObjectMeta, field.NewPath("metadata"))
 	return append(errs, s.Validate(ctx, obj)...)
 }
-
-func (strategy) WarningsOnCreate(ctx context.Context, obj runtime.Object) []string { return nil }
-
-func (strategy) WarningsOnUpdate(ctx context.Context, obj, old runtime.Object) []string {
-	return nil
-}
-
-func (strategy) Canonicalize(obj runtime.Object) {}
-
-func (strategy) AllowCreateOnUpdate(context.Context) bool { return false }
-
-func (strategy) AllowUnconditionalUpdate(context.Context) bool { return true }
 
 // GetResetFields tells server-side apply that clients do not own status.
 func (strategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
