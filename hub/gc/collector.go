@@ -8,12 +8,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/klog/v2"
 
+	"github.com/wharfhub/wharf/hub/controller"
 	wstorage "github.com/wharfhub/wharf/hub/storage"
 )
 
@@ -92,20 +91,14 @@ func (c *Collector) HasSynced() bool {
 
 // Run collects until ctx is done.
 func (c *Collector) Run(ctx context.Context, workers int) {
-	defer c.queue.ShutDown()
 	for _, inf := range c.informers {
 		go inf.RunWithContext(ctx)
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), c.HasSynced) {
+		c.queue.ShutDown()
 		return
 	}
-	for i := 0; i < workers; i++ {
-		go wait.UntilWithContext(ctx, func(ctx context.Context) {
-			for c.processNext(ctx) {
-			}
-		}, time.Second)
-	}
-	<-ctx.Done()
+	controller.Run(ctx, c.queue, workers, "garbage-collector", c.reconcile)
 }
 
 // observe records an object and queues what its change may affect.
@@ -126,7 +119,7 @@ func (c *Collector) observe(obj interface{}, r *Resource) {
 		c.dependents[o.UID][n.uid] = true
 	}
 	c.mu.Unlock()
-	// The object itself (its owners may be gone) ...
+	// Its owners may be gone, or it is an owner being deleted.
 	if len(n.owners) > 0 || n.deleting {
 		c.queue.Add(n.uid)
 	}
@@ -168,23 +161,14 @@ func (c *Collector) unlinkLocked(n *node) {
 	}
 }
 
-func (c *Collector) processNext(ctx context.Context) bool {
-	uid, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(uid)
+// reconcile processes one object; a foreground deletion still waiting for
+// blocking dependents is looked at again a second later.
+func (c *Collector) reconcile(ctx context.Context, uid types.UID) error {
 	requeue, err := c.process(ctx, uid)
-	switch {
-	case err != nil:
-		klog.ErrorS(err, "Garbage collection failed; retrying", "uid", uid)
-		c.queue.AddRateLimited(uid)
-	case requeue:
+	if err == nil && requeue {
 		c.queue.AddAfter(uid, time.Second)
-	default:
-		c.queue.Forget(uid)
 	}
-	return true
+	return err
 }
 
 // snapshot returns a node and its dependents under the read lock.
