@@ -42,6 +42,7 @@ import (
 	"github.com/wharfhub/wharf/hub/bootstrap"
 	wetcd "github.com/wharfhub/wharf/hub/etcd"
 	"github.com/wharfhub/wharf/hub/filters"
+	"github.com/wharfhub/wharf/hub/home"
 	"github.com/wharfhub/wharf/hub/namespaces"
 	"github.com/wharfhub/wharf/hub/openapi"
 	"github.com/wharfhub/wharf/hub/plugins"
@@ -85,6 +86,8 @@ type ExtraConfig struct {
 	Plugins *plugins.Host
 	// NamespaceLifecycle is handed the Namespace storage once it exists.
 	NamespaceLifecycle *namespaces.Lifecycle
+	// Homes creates and finds the home workspaces of persons.
+	Homes *home.Manager
 
 	AdminToken     string
 	KubeconfigPath string
@@ -176,17 +179,19 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	if gc.Authorization.Authorizer, gc.RuleResolver, err = newAuthorizer(extra.Admins, extra.RBAC); err != nil {
 		return nil, err
 	}
+	extra.Homes = withHomes(gc, extra.Index)
 	genericapiserver.AuthorizeClientBearerToken(gc.LoopbackClientConfig, &gc.Authentication, &gc.Authorization)
 	if extra.Plugins, err = o.newPluginHost(); err != nil {
 		return nil, err
 	}
 	targets := providerTargets(extra.Plugins)
-	backend := proxy.NewBackend(targets, workspaceIdentity{index: extra.Index, authz: gc.Authorization.Authorizer})
+	backend := proxy.NewBackend(targets, workspaceIdentity{index: extra.Index, authz: gc.Authorization.Authorizer, homes: extra.Homes})
 	ui := proxy.NewUI(targets, portalShellPlaceholder)
 	gc.BuildHandlerChainFunc = func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
 		// Innermost: complete workspace resolution once the caller is
 		// authenticated and authorized (see package filters).
-		h := filters.WithClusterResolution(apiHandler, extra.Index, extra.Admins.has, c.Serializer)
+		h := home.WithWhoAmI(apiHandler, extra.Homes, extra.Index, c.Authorization.Authorizer)
+		h = filters.WithClusterResolution(h, extra.Index, extra.Admins.has, c.Serializer)
 		h = genericapiserver.DefaultBuildHandlerChain(h, c)
 		// Outermost: strip /clusters/<target> before request info is
 		// parsed, so upstream filters see ordinary API paths.

@@ -1,0 +1,61 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apiserver/pkg/authentication/user"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/klog/v2"
+
+	"github.com/wharfhub/wharf/hub/home"
+	"github.com/wharfhub/wharf/hub/workspaces"
+)
+
+// homeWait bounds how long a person's first request waits for their home
+// workspace to be created; creation normally takes well under a second.
+const homeWait = 20 * time.Second
+
+// withHomes creates the home-workspace manager and wraps the request
+// authenticator so that a person's first authenticated request creates
+// their home (see package home for why an authenticator wrapper). Call it
+// before the loopback authenticator is added: the loopback client is no
+// person anyway, and must not pay for the check.
+func withHomes(gc *genericapiserver.RecommendedConfig, index *workspaces.Index) *home.Manager {
+	m := home.NewManager(index, gc.Authorization.Authorizer)
+	gc.Authentication.Authenticator = home.WithHomeWorkspace(gc.Authentication.Authenticator, m, homeWait)
+	return m
+}
+
+// bindHomes hands the manager the Workspace storage once it exists and
+// creates root:users at start, so that it is always the hub's own.
+func (h *Hub) bindHomes(ws home.Store) error {
+	h.Extra.Homes.Bind(ws, h.initializeWorkspace)
+	return h.Generic.AddPostStartHook("wharf-users-workspace", func(hc genericapiserver.PostStartHookContext) error {
+		err := wait.PollUntilContextTimeout(hc, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+			if err := h.Extra.Homes.EnsureUsers(ctx); err != nil {
+				klog.V(2).InfoS("Waiting to create the users workspace", "err", err)
+				return false, nil
+			}
+			return true, nil
+		})
+		if err != nil {
+			return fmt.Errorf("creating %s: %w", home.UsersPath, err)
+		}
+		return nil
+	})
+}
+
+// homeOf adapts the manager to SelfSubjectReview.
+func homeOf(m *home.Manager) func(ctx context.Context, u user.Info) (string, string, bool) {
+	return func(ctx context.Context, u user.Info) (string, string, bool) {
+		path, id, err := m.Home(ctx, u)
+		if err != nil && !errors.Is(err, home.ErrNoHome) {
+			klog.FromContext(ctx).Error(err, "Looking up home workspace", "user", u.GetName())
+		}
+		return path, id, err == nil
+	}
+}
