@@ -11,7 +11,6 @@ import (
 	"golang.org/x/sync/singleflight"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
@@ -110,18 +109,35 @@ func (m *Manager) Home(ctx context.Context, u user.Info) (string, string, error)
 	if b == nil {
 		return "", "", ErrNoHome
 	}
-	info, err := m.index.Resolve(ctx, string(p))
-	if errors.Is(err, workspaces.ErrNotFound) || (err == nil && info.Terminating) {
-		return "", "", ErrNoHome
-	}
+	info, err := m.lookup(ctx, b.store, p, u.GetName(), 0)
 	if err != nil {
-		return "", "", err
-	}
-	if err := m.checkOwner(ctx, b.store, p, u.GetName(), 0); err != nil {
 		return "", "", err
 	}
 	m.owners.Store(p, u.GetName())
 	return string(info.Path), string(info.ID), nil
+}
+
+// errAbsent is lookup's answer for a home that does not exist.
+var errAbsent = fmt.Errorf("%w: not created", ErrNoHome)
+
+// lookup finds the existing home at p and checks that name owns it. A
+// Workspace whose index entry exists but whose object is not stored yet is
+// being created by another replica: lookup waits up to patience for it.
+func (m *Manager) lookup(ctx context.Context, store Store, p cluster.Path, name string, patience time.Duration) (workspaces.Info, error) {
+	info, err := m.index.Resolve(ctx, string(p))
+	if errors.Is(err, workspaces.ErrNotFound) {
+		return workspaces.Info{}, errAbsent
+	}
+	if err != nil {
+		return workspaces.Info{}, fmt.Errorf("resolving home workspace %s: %w", p, err)
+	}
+	if info.Terminating {
+		return workspaces.Info{}, fmt.Errorf("home workspace %s is being deleted: %w", p, ErrNoHome)
+	}
+	if err := m.checkOwner(ctx, store, p, name, patience); err != nil {
+		return workspaces.Info{}, err
+	}
+	return info, nil
 }
 
 // Ensure implements Ensurer: it returns u's home, creating it first if
@@ -154,50 +170,31 @@ func (m *Manager) Ensure(ctx context.Context, u user.Info) (string, string, erro
 	}
 }
 
-// create makes the home of u at p, or adopts it when it exists and u owns
-// it, and waits until u may access it.
+// create returns u's home at p, making it if it does not exist, once u
+// may access it.
 func (m *Manager) create(ctx context.Context, u user.Info, p cluster.Path) (workspaces.Info, error) {
 	b := m.bound.Load()
 	if b == nil {
 		return workspaces.Info{}, errors.New("home workspaces are not ready yet")
 	}
-	usersID, err := m.ensureUsers(ctx, b.store)
+	info, err := m.lookup(ctx, b.store, p, u.GetName(), 0)
+	created := false
+	if errors.Is(err, errAbsent) {
+		info, created, err = m.make(ctx, b.store, u, p)
+	}
 	if err != nil {
 		return workspaces.Info{}, err
 	}
-	_, label, _ := p.Parent()
-	ws := &tenancyv1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{
-		Name: label, Annotations: map[string]string{OwnerAnnotation: u.GetName()},
-	}}
-	// The user is the creator, so the initializer binds them to admin.
-	cctx := request.WithUser(inCluster(ctx, usersID), u)
-	_, err = b.store.Create(cctx, ws, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
-	created := err == nil
 	switch {
 	case created:
-	case apierrors.IsAlreadyExists(err):
-		// Another replica (or an earlier, interrupted attempt) made it.
-		if err := m.checkOwner(ctx, b.store, p, u.GetName(), m.ownerWait); err != nil {
-			return workspaces.Info{}, err
-		}
-	default:
-		return workspaces.Info{}, fmt.Errorf("creating home workspace %s: %w", p, err)
-	}
-	info, err := m.index.Resolve(ctx, string(p))
-	if err != nil {
-		return workspaces.Info{}, fmt.Errorf("resolving home workspace %s: %w", p, err)
-	}
-	if info.Terminating {
-		return workspaces.Info{}, fmt.Errorf("home workspace %s is being deleted", p)
-	}
-	if !created {
+		klog.FromContext(ctx).Info("Created home workspace", "user", u.GetName(), "workspace", p, "cluster", info.ID)
+	case !m.allowed(ctx, u, info.ID):
 		// Initialization is idempotent; running it again repairs a home
-		// whose creator failed between storing it and binding the owner.
+		// whose creator failed between storing it and binding the owner,
+		// or one that another replica is still initializing.
 		if err := b.initialize(ctx, info.ID, u); err != nil {
 			return workspaces.Info{}, fmt.Errorf("initializing home workspace %s: %w", p, err)
 		}
-	} else {
-		klog.FromContext(ctx).Info("Created home workspace", "user", u.GetName(), "workspace", p, "cluster", info.ID)
 	}
 	if err := m.waitForAccess(ctx, u, info.ID); err != nil {
 		return workspaces.Info{}, fmt.Errorf("home workspace %s: %w", p, err)
@@ -206,83 +203,42 @@ func (m *Manager) create(ctx context.Context, u user.Info, p cluster.Path) (work
 	return info, nil
 }
 
-// checkOwner reads the home Workspace at p and fails unless name owns it.
-// A Workspace whose index entry exists but whose object is not stored yet
-// is being created by another replica: wait up to patience for it.
-func (m *Manager) checkOwner(ctx context.Context, store Store, p cluster.Path, name string, patience time.Duration) error {
-	usersInfo, err := m.index.Resolve(ctx, string(UsersPath))
+// make creates the home Workspace through the REST storage, as kubectl
+// would. AlreadyExists means another replica won the index transaction;
+// the home is then adopted if u owns it.
+func (m *Manager) make(ctx context.Context, store Store, u user.Info, p cluster.Path) (workspaces.Info, bool, error) {
+	usersID, err := m.ensureUsers(ctx, store)
 	if err != nil {
-		return fmt.Errorf("resolving %s: %w", UsersPath, err)
+		return workspaces.Info{}, false, err
 	}
 	_, label, _ := p.Parent()
-	var ws *tenancyv1alpha1.Workspace
-	deadline := time.Now().Add(patience)
-	for {
-		var obj runtime.Object
-		obj, err = store.Get(inCluster(ctx, usersInfo.ID), label, &metav1.GetOptions{})
-		if err == nil {
-			ws = obj.(*tenancyv1alpha1.Workspace)
-			break
-		}
-		if !apierrors.IsNotFound(err) || time.Now().After(deadline) {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	if apierrors.IsNotFound(err) {
-		return ErrNoHome
+	ws := &tenancyv1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{
+		Name: label, Annotations: map[string]string{OwnerAnnotation: u.GetName()},
+	}}
+	// The user is the creator, so the initializer binds them to admin.
+	cctx := request.WithUser(inCluster(ctx, usersID), u)
+	_, err = store.Create(cctx, ws, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		info, err := m.lookup(ctx, store, p, u.GetName(), m.ownerWait)
+		return info, false, err
 	}
 	if err != nil {
-		return fmt.Errorf("reading home workspace %s: %w", p, err)
+		return workspaces.Info{}, false, fmt.Errorf("creating home workspace %s: %w", p, err)
 	}
-	if owner := ws.Annotations[OwnerAnnotation]; owner != name {
-		klog.FromContext(ctx).Error(nil, "Home workspace label taken by another owner", "user", name, "workspace", p)
-		return fmt.Errorf("home workspace %s belongs to another user: %w", p, ErrNoHome)
+	info, err := m.index.Resolve(ctx, string(p))
+	if err != nil {
+		return workspaces.Info{}, false, fmt.Errorf("resolving home workspace %s: %w", p, err)
 	}
-	if ws.DeletionTimestamp != nil {
-		return fmt.Errorf("home workspace %s is being deleted: %w", p, ErrNoHome)
-	}
-	return nil
+	return info, true, nil
 }
 
-// EnsureUsers creates root:users, the parent of every home, if missing.
-func (m *Manager) EnsureUsers(ctx context.Context) error {
-	b := m.bound.Load()
-	if b == nil {
-		return errors.New("home workspaces are not ready yet")
+// allowed reports whether the authorizer grants u access to id now.
+func (m *Manager) allowed(ctx context.Context, u user.Info, id cluster.ID) bool {
+	if m.authz == nil {
+		return true
 	}
-	_, err := m.ensureUsers(ctx, b.store)
-	return err
-}
-
-// ensureUsers returns root:users' id. The hub creates it with no user in
-// the context, so the initializer binds nobody: only hub administrators,
-// or those they grant, may list the homes.
-func (m *Manager) ensureUsers(ctx context.Context, store Store) (cluster.ID, error) {
-	if info, ok := m.index.Cached(string(UsersPath)); ok && !info.Terminating {
-		return info.ID, nil
-	}
-	root, err := m.index.Resolve(ctx, string(cluster.RootPath))
-	if err != nil {
-		return "", fmt.Errorf("resolving root: %w", err)
-	}
-	_, name, _ := UsersPath.Parent()
-	ws := &tenancyv1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	if _, err := store.Create(inCluster(ctx, root.ID), ws, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return "", fmt.Errorf("creating %s: %w", UsersPath, err)
-	}
-	info, err := m.index.Resolve(ctx, string(UsersPath))
-	if err != nil {
-		return "", fmt.Errorf("resolving %s: %w", UsersPath, err)
-	}
-	if info.Terminating {
-		return "", fmt.Errorf("%s is being deleted", UsersPath)
-	}
-	return info.ID, nil
+	d, _, _ := m.authz.Authorize(cluster.WithCluster(ctx, id), authorizer.AttributesRecord{User: u, Verb: "access", Path: "/"})
+	return d == authorizer.DecisionAllow
 }
 
 // waitForAccess polls until the authorizer, whose RBAC cache follows etcd
@@ -291,18 +247,11 @@ func (m *Manager) waitForAccess(ctx context.Context, u user.Info, id cluster.ID)
 	if m.authz == nil {
 		return nil
 	}
-	attrs := authorizer.AttributesRecord{User: u, Verb: "access", Path: "/"}
 	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, m.accessWait, true, func(ctx context.Context) (bool, error) {
-		d, _, _ := m.authz.Authorize(cluster.WithCluster(ctx, id), attrs)
-		return d == authorizer.DecisionAllow, nil
+		return m.allowed(ctx, u, id), nil
 	})
 	if err != nil {
 		return fmt.Errorf("owner not granted access in time: %w", err)
 	}
 	return nil
-}
-
-// inCluster addresses cluster-scoped storage of one logical cluster.
-func inCluster(ctx context.Context, id cluster.ID) context.Context {
-	return request.WithNamespace(cluster.WithCluster(ctx, id), metav1.NamespaceNone)
 }

@@ -109,7 +109,11 @@ func TestHomeWorkspaces(t *testing.T) {
 		}
 	}
 
-	// Exactly one Workspace object and one index entry.
+	// Exactly one creation, one Workspace object and one index entry.
+	logs := replicas[0].log.String() + replicas[1].log.String()
+	if n := strings.Count(logs, `"Created home workspace" user="`+dave+`"`); n != 1 {
+		t.Errorf("home created %d times according to the hub logs", n)
+	}
 	if got := a.mustKubectl(string(home.UsersPath), "get", "workspaces", "-o", "jsonpath={.items[*].metadata.name}"); got != label {
 		t.Errorf("workspaces in %s = %q, want %q", home.UsersPath, got, label)
 	}
