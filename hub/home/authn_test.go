@@ -14,7 +14,9 @@ import (
 
 type ensurerFunc func(ctx context.Context, u user.Info) (string, string, error)
 
-func (f ensurerFunc) Ensure(ctx context.Context, u user.Info) (string, string, error) { return f(ctx, u) }
+func (f ensurerFunc) Ensure(ctx context.Context, u user.Info) (string, string, error) {
+	return f(ctx, u)
+}
 
 // TestWithHomeWorkspace: persons trigger Ensure, nobody else does, and
 // neither a failing nor a slow Ensure changes the authentication result.
