@@ -47,7 +47,8 @@ func Label(name string) string {
 		prefix = "u"
 	}
 	sum := sha256.Sum256([]byte(name))
-	return prefix + "-" + strings.ToLower(hashEncoding.EncodeToString(sum[:]))[:hashLen]
+	// 9 bytes carry the 65 bits the first 13 base32 characters encode.
+	return prefix + "-" + strings.ToLower(hashEncoding.EncodeToString(sum[:9]))[:hashLen]
 }
 
 // PathOf returns the home workspace path of a user name.
