@@ -49,6 +49,7 @@ import (
 	"github.com/wharfhub/wharf/hub/proxy"
 	wstorage "github.com/wharfhub/wharf/hub/storage"
 	"github.com/wharfhub/wharf/hub/workspaces"
+	"github.com/wharfhub/wharf/portal"
 )
 
 // servedGroupVersions are the hub's own API groups, in storage priority.
@@ -186,7 +187,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	}
 	targets := providerTargets(extra.Plugins)
 	backend := proxy.NewBackend(targets, workspaceIdentity{index: extra.Index, authz: gc.Authorization.Authorizer, homes: extra.Homes})
-	ui := proxy.NewUI(targets, portalShellPlaceholder)
+	ui := proxy.NewUI(targets, portal.Shell())
 	gc.BuildHandlerChainFunc = func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
 		// Innermost: complete workspace resolution once the caller is
 		// authenticated and authorized (see package filters).
