@@ -79,6 +79,8 @@ type ExtraConfig struct {
 	EtcdClient  *clientv3.Client
 	Embedded    *wetcd.Embedded
 	Index       *workspaces.Index
+	// Homes creates and finds the home workspaces of persons (home.go).
+	Homes *home.Manager
 	// Admins are the hub-wide administrators.
 	Admins admins
 	// RBAC is handed the per-workspace RBAC authorizer once it exists.
@@ -87,8 +89,6 @@ type ExtraConfig struct {
 	Plugins *plugins.Host
 	// NamespaceLifecycle is handed the Namespace storage once it exists.
 	NamespaceLifecycle *namespaces.Lifecycle
-	// Homes creates and finds the home workspaces of persons.
-	Homes *home.Manager
 
 	AdminToken     string
 	KubeconfigPath string
@@ -189,10 +189,11 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	backend := proxy.NewBackend(targets, workspaceIdentity{index: extra.Index, authz: gc.Authorization.Authorizer, homes: extra.Homes})
 	ui := proxy.NewUI(targets, portal.Shell())
 	gc.BuildHandlerChainFunc = func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
+		// GET /api/whoami, behind authentication and authorization.
+		apiHandler = home.WithWhoAmI(apiHandler, extra.Homes, extra.Index, c.Authorization.Authorizer)
 		// Innermost: complete workspace resolution once the caller is
 		// authenticated and authorized (see package filters).
-		h := home.WithWhoAmI(apiHandler, extra.Homes, extra.Index, c.Authorization.Authorizer)
-		h = filters.WithClusterResolution(h, extra.Index, extra.Admins.has, c.Serializer)
+		h := filters.WithClusterResolution(apiHandler, extra.Index, extra.Admins.has, c.Serializer)
 		h = genericapiserver.DefaultBuildHandlerChain(h, c)
 		// Outermost: strip /clusters/<target> before request info is
 		// parsed, so upstream filters see ordinary API paths.
