@@ -42,7 +42,6 @@ import (
 	"github.com/wharfhub/wharf/hub/bootstrap"
 	wetcd "github.com/wharfhub/wharf/hub/etcd"
 	"github.com/wharfhub/wharf/hub/filters"
-	"github.com/wharfhub/wharf/hub/home"
 	"github.com/wharfhub/wharf/hub/namespaces"
 	"github.com/wharfhub/wharf/hub/openapi"
 	"github.com/wharfhub/wharf/hub/plugins"
@@ -80,7 +79,7 @@ type ExtraConfig struct {
 	Embedded    *wetcd.Embedded
 	Index       *workspaces.Index
 	// Homes creates and finds the home workspaces of persons (home.go).
-	Homes *home.Manager
+	Homes *homes
 	// Admins are the hub-wide administrators.
 	Admins admins
 	// RBAC is handed the per-workspace RBAC authorizer once it exists.
@@ -190,7 +189,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	ui := proxy.NewUI(targets, portal.Shell())
 	gc.BuildHandlerChainFunc = func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
 		// GET /api/whoami, behind authentication and authorization.
-		apiHandler = home.WithWhoAmI(apiHandler, extra.Homes, extra.Index, c.Authorization.Authorizer)
+		apiHandler = withWhoAmI(apiHandler, &extra, c.Authorization.Authorizer)
 		// Innermost: complete workspace resolution once the caller is
 		// authenticated and authorized (see package filters).
 		h := filters.WithClusterResolution(apiHandler, extra.Index, extra.Admins.has, c.Serializer)

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/klog/v2"
 
@@ -19,6 +21,9 @@ import (
 // workspace to be created; creation normally takes well under a second.
 const homeWait = 20 * time.Second
 
+// homes creates and finds persons' home workspaces.
+type homes = home.Manager
+
 // withHomes creates the home-workspace manager and wraps the request
 // authenticator so that a person's first authenticated request creates
 // their home (see package home for why an authenticator wrapper). Call it
@@ -28,6 +33,12 @@ func withHomes(gc *genericapiserver.RecommendedConfig, index *workspaces.Index) 
 	m := home.NewManager(index, gc.Authorization.Authorizer)
 	gc.Authentication.Authenticator = home.WithHomeWorkspace(gc.Authentication.Authenticator, m, homeWait)
 	return m
+}
+
+// withWhoAmI serves GET /api/whoami; wrap it inside the generic chain, so
+// behind authentication and authorization.
+func withWhoAmI(apiHandler http.Handler, extra *ExtraConfig, authz authorizer.Authorizer) http.Handler {
+	return home.WithWhoAmI(apiHandler, extra.Homes, extra.Index, authz)
 }
 
 // bindHomes hands the manager the Workspace storage once it exists and
