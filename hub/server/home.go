@@ -7,13 +7,17 @@ import (
 	"net/http"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/klog/v2"
 
 	"github.com/wharfhub/wharf/hub/home"
+	"github.com/wharfhub/wharf/hub/registry/reviews"
 	"github.com/wharfhub/wharf/hub/workspaces"
 )
 
@@ -41,10 +45,12 @@ func withWhoAmI(apiHandler http.Handler, extra *ExtraConfig, authz authorizer.Au
 	return home.WithWhoAmI(apiHandler, extra.Homes, extra.Index, authz)
 }
 
-// bindHomes hands the manager the Workspace storage once it exists and
-// creates root:users at start, so that it is always the hub's own.
-func (h *Hub) bindHomes(ws home.Store) error {
+// bindHomes hands the manager the Workspace storage once it exists, makes
+// SelfSubjectReview report the caller's home, and creates root:users at
+// start, so that it is always the hub's own.
+func (h *Hub) bindHomes(ws home.Store, builtin map[schema.GroupVersion]map[string]rest.Storage) error {
 	h.Extra.Homes.Bind(ws, h.initializeWorkspace)
+	builtin[authenticationv1.SchemeGroupVersion]["selfsubjectreviews"] = reviews.WhoAmIREST{Home: homeOf(h.Extra.Homes)}
 	return h.Generic.AddPostStartHook("wharf-users-workspace", func(hc genericapiserver.PostStartHookContext) error {
 		err := wait.PollUntilContextTimeout(hc, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
 			if err := h.Extra.Homes.EnsureUsers(ctx); err != nil {

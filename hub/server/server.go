@@ -125,17 +125,20 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 		return nil, err
 	}
 	builtin[tenancyv1alpha1.SchemeGroupVersion] = map[string]rest.Storage{"workspaces": wsREST, "workspaces/status": wsStatus}
-	if err := h.bindHomes(wsREST); err != nil {
-		return nil, err
-	}
+
 	builtin[authorizationv1.SchemeGroupVersion] = map[string]rest.Storage{
 		"selfsubjectaccessreviews":  reviews.NewSelfSubjectAccessReview(s.Authorizer),
 		"localsubjectaccessreviews": reviews.NewLocalSubjectAccessReview(s.Authorizer),
 		"subjectaccessreviews":      reviews.NewSubjectAccessReview(s.Authorizer),
 		"selfsubjectrulesreviews":   reviews.NewSelfSubjectRulesReview(c.generic.RuleResolver),
 	}
-	builtin[authenticationv1.SchemeGroupVersion] = map[string]rest.Storage{"selfsubjectreviews": reviews.WhoAmIREST{Home: homeOf(x.Homes)}}
+	builtin[authenticationv1.SchemeGroupVersion] = map[string]rest.Storage{"selfsubjectreviews": reviews.WhoAmIREST{}}
 
+	// Home workspaces get the Workspace storage, and SelfSubjectReview
+	// reports the caller's home (home.go).
+	if err := h.bindHomes(wsREST, builtin); err != nil {
+		return nil, err
+	}
 	paramCodec := metav1.ParameterCodec
 	for _, gv := range servedGroupVersions {
 		info := genericapiserver.NewDefaultAPIGroupInfo(gv.Group, x.Scheme, paramCodec, x.Codecs)
