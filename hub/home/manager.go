@@ -255,3 +255,15 @@ func (m *Manager) waitForAccess(ctx context.Context, u user.Info, id cluster.ID)
 	}
 	return nil
 }
+
+// HomeOrRoot returns the workspace a generated kubeconfig should point
+// u at: their home, created now if need be (a token-login exchange is not
+// itself an authenticated request, so nothing has created it yet), or root
+// for callers without one.
+func (m *Manager) HomeOrRoot(ctx context.Context, u user.Info) (string, error) {
+	path, _, err := m.Ensure(ctx, u)
+	if errors.Is(err, ErrNoHome) {
+		return string(cluster.RootPath), nil
+	}
+	return path, err
+}

@@ -125,7 +125,6 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 		return nil, err
 	}
 	builtin[tenancyv1alpha1.SchemeGroupVersion] = map[string]rest.Storage{"workspaces": wsREST, "workspaces/status": wsStatus}
-
 	builtin[authorizationv1.SchemeGroupVersion] = map[string]rest.Storage{
 		"selfsubjectaccessreviews":  reviews.NewSelfSubjectAccessReview(s.Authorizer),
 		"localsubjectaccessreviews": reviews.NewLocalSubjectAccessReview(s.Authorizer),
