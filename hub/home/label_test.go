@@ -1,6 +1,7 @@
 package home
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -104,5 +105,17 @@ func TestPublicExtra(t *testing.T) {
 	}
 	if PublicExtra(nil) != nil {
 		t.Error("PublicExtra(nil) != nil")
+	}
+}
+
+func TestHomeOrRootWithoutHome(t *testing.T) {
+	m := NewManager(nil, nil)
+	for _, u := range []user.Info{
+		&user.DefaultInfo{Name: "system:serviceaccount:default:bot", Groups: []string{"system:serviceaccounts"}},
+		&user.DefaultInfo{Name: "wharf-admin", Groups: []string{user.SystemPrivilegedGroup}},
+	} {
+		if got, err := m.HomeOrRoot(context.Background(), u); err != nil || got != "root" {
+			t.Errorf("HomeOrRoot(%s) = %q, %v", u.GetName(), got, err)
+		}
 	}
 }

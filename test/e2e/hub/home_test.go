@@ -184,6 +184,17 @@ func TestHomeWorkspaces(t *testing.T) {
 	if strings.Join(got, " ") != strings.Join(wantHomes, " ") {
 		t.Errorf("homes = %v, want %v", got, wantHomes)
 	}
+	// A restarted replica finds the existing home; nothing is created again.
+	created := `"Created home workspace" user="` + dave + `"`
+	before := strings.Count(replicas[0].log.String(), created)
+	replicas[1].restart()
+	if w, code, body := replicas[1].whoamiAs("dave-token"); code != http.StatusOK || w.Home == nil || w.Home.Cluster != cluster {
+		t.Errorf("whoami after restart = %d %s", code, body)
+	}
+	if n := strings.Count(replicas[0].log.String(), created) - before + strings.Count(replicas[1].log.String(), created); n != 0 {
+		t.Errorf("home created %d more times after a restart", n)
+	}
+
 	// Only GET is served: others are refused by authorization or, for
 	// someone allowed everything, by the handler; both as Status.
 	for token, want := range map[string]int{"dave-token": http.StatusForbidden, a.Token: http.StatusMethodNotAllowed} {
