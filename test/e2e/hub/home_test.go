@@ -104,7 +104,7 @@ func TestHomeWorkspaces(t *testing.T) {
 		if w.Home.Cluster != cluster {
 			t.Errorf("request %d: home cluster %s, others saw %s", i, w.Home.Cluster, cluster)
 		}
-		if !contains(paths(w.Workspaces), want) || contains(paths(w.Workspaces), "root") {
+		if ps := paths(w.Workspaces); !contains(ps, want) || contains(ps, "root") || contains(ps, string(home.UsersPath)) {
 			t.Errorf("request %d: accessible workspaces %v", i, paths(w.Workspaces))
 		}
 	}
