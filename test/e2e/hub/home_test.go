@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/wharfhub/wharf/hub/home"
+	"github.com/wharfhub/wharf/test/idp"
 )
 
 // homeTokens are static token users: two persons and one service-account
@@ -224,4 +226,30 @@ func clustersWithPath(t *testing.T, c *clientv3.Client, path string) []string {
 		}
 	}
 	return ids
+}
+
+// TestOIDCHomeWorkspace: a person authenticated by a real OpenID Provider
+// gets a home on their first request, like a static-token user.
+func TestOIDCHomeWorkspace(t *testing.T) {
+	t.Parallel()
+	p := idp.Start(t)
+	h := startHub(t, hubOptions{extraArgs: []string{
+		"--oidc-issuer-url=" + p.URL, "--oidc-client-id=wharf", "--oidc-ca-file=" + p.CAFile, "--oidc-username-prefix=oidc:",
+	}})
+	token := p.Sign(t, p.Claims("wharf", nil))
+	// Discovery runs in the background after start.
+	var w home.WhoAmI
+	eventually(t, 30*time.Second, func() error {
+		var code int
+		var body string
+		if w, code, body = h.whoamiAs(token); code != http.StatusOK {
+			return fmt.Errorf("whoami with ID token: %d %s", code, body)
+		}
+		return nil
+	})
+	want := string(home.PathOf("oidc:ada@example.com"))
+	if w.User != "oidc:ada@example.com" || w.Home == nil || w.Home.Path != want || !contains(paths(w.Workspaces), want) {
+		t.Fatalf("whoami = %+v, want home %s", w, want)
+	}
+	h.mustKubectl(want, "--token", token, "auth", "can-i", "create", "configmaps")
 }
