@@ -1,6 +1,8 @@
 package serviceaccounts
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -112,12 +114,58 @@ func TestParseKey(t *testing.T) {
 			if (err == nil) != tc.ok {
 				t.Fatalf("err = %v, want ok=%v", err, tc.ok)
 			}
-			if tc.ok && (k.Algorithm() != "EdDSA" || k.ID() == "") {
+			if !tc.ok {
+				return
+			}
+			if k.Algorithm() != "EdDSA" || k.ID() == "" {
 				t.Fatalf("alg %s kid %q", k.Algorithm(), k.ID())
+			}
+			tk := newTokens(t, k, issuer)
+			tok, _, err := tk.Mint(Subject{Cluster: clusterA, Namespace: "ns", Name: "bot", UID: "u"}, nil, time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tk.Verify(tok); err != nil {
+				t.Fatalf("EdDSA round trip: %v", err)
+			}
+			if _, err := newTokens(t, newKey(t), issuer).Verify(tok); err == nil {
+				t.Fatal("EdDSA token verified by an ES256 key")
 			}
 		})
 	}
 	if k := newKey(t); k.Algorithm() != "ES256" {
 		t.Fatalf("generated key alg %s", k.Algorithm())
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	dir := t.TempDir()
+	good, err := GenerateKeyPEM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	goodFile, badFile := filepath.Join(dir, "good.pem"), filepath.Join(dir, "bad.pem")
+	if err := os.WriteFile(goodFile, good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(badFile, []byte("not a key"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		o     Options
+		valid bool
+	}{
+		{"defaults", *NewOptions(), true},
+		{"key file", Options{KeyFile: goodFile, MaxExpiration: time.Hour}, true},
+		{"unparsable key file", Options{KeyFile: badFile, MaxExpiration: time.Hour}, false},
+		{"missing key file", Options{KeyFile: filepath.Join(dir, "none"), MaxExpiration: time.Hour}, false},
+		{"maximum below the minimum", Options{MaxExpiration: time.Minute}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if errs := tc.o.Validate(); (len(errs) == 0) != tc.valid {
+				t.Fatalf("Validate() = %v, want valid=%v", errs, tc.valid)
+			}
+		})
 	}
 }
