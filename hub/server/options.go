@@ -53,9 +53,8 @@ func NewOptions() *Options {
 		AdminGroups:   []string{"system:masters"},
 		Plugins:       plugins.NewOptions(),
 		Authn:         authn.NewOptions(),
-
-		ServiceAccounts: serviceaccounts.NewOptions(),
 	}
+	o.ServiceAccounts = serviceaccounts.NewOptions()
 	o.SecureServing.BindPort = 9443
 	o.SecureServing.BindAddress = net.ParseIP("127.0.0.1")
 	o.SecureServing.ServerCert.PairName = "serving"
