@@ -142,3 +142,46 @@ func TestServiceAccountTokens(t *testing.T) {
 		}
 	})
 }
+
+// TestServiceAccountTokensAcrossReplicas: two hubs on one etcd (same
+// --external-url, as behind a load balancer) share the signing key, so a
+// token minted by one works on the other, and a deletion through either
+// revokes it on both.
+func TestServiceAccountTokensAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	_, endpoints := externalEtcd(t)
+	args := []string{"--external-url", "https://wharf.example.test"}
+	h1 := startHub(t, hubOptions{etcdServers: endpoints, extraArgs: args})
+	h2 := startHub(t, hubOptions{etcdServers: endpoints, extraArgs: args})
+	h1.createWorkspace("root", "replicated")
+	ws := "root:replicated"
+	h1.mustKubectl(ws, "create", "serviceaccount", "bot", "-n", "default")
+	h1.mustKubectl(ws, "create", "rolebinding", "bot-view", "--clusterrole=view", "--serviceaccount=default:bot", "-n", "default")
+	token := h1.mustKubectl(ws, "create", "token", "bot", "-n", "default")
+
+	path := "/clusters/" + ws + "/api/v1/namespaces/default/configmaps"
+	for _, h := range []*hubProc{h1, h2} {
+		eventually(t, 30*time.Second, func() error {
+			if code, body := h.doAs(token, http.MethodGet, path, ""); code != http.StatusOK {
+				return fmt.Errorf("%s: %d %s", h.URL, code, body)
+			}
+			return nil
+		})
+	}
+	if code, body := h2.doAs(h2.Token, http.MethodDelete, "/clusters/"+ws+"/api/v1/namespaces/default/serviceaccounts/bot", ""); code != http.StatusOK {
+		t.Fatalf("delete through h2: %d %s", code, body)
+	}
+	// Every read of the ServiceAccount is a consistent etcd read, so the
+	// other replica refuses at once; one second is the bound.
+	deleted := time.Now()
+	for {
+		code, body := h1.doAs(token, http.MethodGet, path, "")
+		if code == http.StatusUnauthorized {
+			break
+		}
+		if time.Since(deleted) > time.Second {
+			t.Fatalf("h1 still accepts the token %s after the delete through h2: %d %s", time.Since(deleted), code, body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
