@@ -19,15 +19,17 @@ import (
 const AdminUser = "wharf-admin"
 
 // newAuthenticator authenticates bearer tokens through hub/authn's union:
-// the generated admin token, the static token file, then OIDC ID tokens if
-// --oidc-* is set. Anonymous requests are never authenticated. ctx must
-// live as long as the hub: OIDC discovery and key refresh run under it.
-func newAuthenticator(ctx context.Context, adminToken, tokenFile string, o *authn.Options) (authenticator.Request, error) {
+// the generated admin token, the static token file, hub service-account
+// tokens, then OIDC ID tokens if --oidc-* is set. Anonymous requests are
+// never authenticated. ctx must live as long as the hub: OIDC discovery
+// and key refresh run under it.
+func newAuthenticator(ctx context.Context, adminToken, tokenFile string, o *authn.Options, sa authenticator.Token) (authenticator.Request, error) {
 	admin := &user.DefaultInfo{Name: AdminUser, UID: AdminUser, Groups: []string{user.SystemPrivilegedGroup}}
 	static, err := authn.StaticTokens(adminToken, admin, tokenFile)
 	if err != nil {
 		return nil, fmt.Errorf("loading --token-auth-file: %w", err)
 	}
+	o.ServiceAccounts = sa
 	a, err := o.Authenticator(ctx, static)
 	if err != nil {
 		return nil, fmt.Errorf("building authenticator: %w", err)
@@ -45,7 +47,8 @@ var selfReviews = map[schema.GroupResource]bool{
 	{Group: "authentication.k8s.io", Resource: "selfsubjectreviews"}:      true,
 }
 
-// newAuthorizer builds the chain: hub administrators, then API discovery
+// newAuthorizer builds the chain: service-account tokens used outside
+// their workspace are denied first, then hub administrators, then API discovery
 // and self reviews for every authenticated user, then the request
 // workspace's RBAC, then deny.
 func newAuthorizer(a admins, w *workspaceRBAC) (authorizer.Authorizer, authorizer.RuleResolver, error) {
@@ -69,6 +72,7 @@ func newAuthorizer(a admins, w *workspaceRBAC) (authorizer.Authorizer, authorize
 		return authorizer.DecisionNoOpinion, "", nil
 	})
 	chain, err := authzunion.New(
+		serviceAccountBinding(w),
 		authzunion.NamedAuthorizer{AuthorizerName: "admins", Authorizer: authorizer.AuthorizerFunc(a.Authorize)},
 		authzunion.NamedAuthorizer{AuthorizerName: "public-info", Authorizer: public},
 		authzunion.NamedAuthorizer{AuthorizerName: "rbac", Authorizer: authorizer.AuthorizerFunc(w.Authorize)},

@@ -86,6 +86,8 @@ type ExtraConfig struct {
 	Plugins *plugins.Host
 	// NamespaceLifecycle is handed the Namespace storage once it exists.
 	NamespaceLifecycle *namespaces.Lifecycle
+	// ServiceAccounts issues and verifies service-account tokens.
+	ServiceAccounts *serviceAccounts
 
 	AdminToken     string
 	KubeconfigPath string
@@ -169,7 +171,10 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	if extra.AdminToken, err = bootstrap.LoadOrCreateToken(filepath.Join(o.DataDir, "admin-token")); err != nil {
 		return nil, err
 	}
-	if gc.Authentication.Authenticator, err = newAuthenticator(ctx, extra.AdminToken, o.TokenAuthFile, o.Authn); err != nil {
+	if extra.ServiceAccounts, err = newServiceAccounts(ctx, o.ServiceAccounts, &extra); err != nil {
+		return nil, err
+	}
+	if gc.Authentication.Authenticator, err = newAuthenticator(ctx, extra.AdminToken, o.TokenAuthFile, o.Authn, extra.ServiceAccounts.authn); err != nil {
 		return nil, err
 	}
 	extra.Admins = admins{users: sets.New(o.AdminUsers...), groups: sets.New(o.AdminGroups...)}

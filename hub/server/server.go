@@ -132,6 +132,9 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 		"selfsubjectrulesreviews":   reviews.NewSelfSubjectRulesReview(c.generic.RuleResolver),
 	}
 	builtin[authenticationv1.SchemeGroupVersion] = map[string]rest.Storage{"selfsubjectreviews": reviews.WhoAmIREST{}}
+	if err := x.ServiceAccounts.install(builtin); err != nil {
+		return nil, err
+	}
 
 	paramCodec := metav1.ParameterCodec
 	for _, gv := range servedGroupVersions {

@@ -80,7 +80,7 @@ var servedTypes = map[schema.GroupVersion][]runtime.Object{
 		&authorizationv1.SubjectAccessReview{}, &authorizationv1.SelfSubjectRulesReview{},
 	},
 	authenticationv1.SchemeGroupVersion: {
-		&authenticationv1.SelfSubjectReview{},
+		&authenticationv1.SelfSubjectReview{}, &authenticationv1.TokenRequest{},
 	},
 	tenancyv1alpha1.SchemeGroupVersion: {
 		&tenancyv1alpha1.Workspace{}, &tenancyv1alpha1.WorkspaceList{},
