@@ -132,6 +132,10 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 		"selfsubjectrulesreviews":   reviews.NewSelfSubjectRulesReview(c.generic.RuleResolver),
 	}
 	builtin[authenticationv1.SchemeGroupVersion] = map[string]rest.Storage{"selfsubjectreviews": reviews.WhoAmIREST{}}
+	catalogBG, err := h.installCatalog(builtin, optsGetter)
+	if err != nil {
+		return nil, err
+	}
 
 	paramCodec := metav1.ParameterCodec
 	for _, gv := range servedGroupVersions {
@@ -188,6 +192,7 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 		{name: "wharf-crd-cleanup", run: crdController.Run},
 		{name: "wharf-legacy-discovery", run: legacyDiscovery.Run},
 	}
+	bg = append(bg, catalogBG...)
 	if err := startBackground(s, bg); err != nil {
 		return nil, err
 	}
