@@ -80,15 +80,29 @@ func severity(r providersv1alpha1.ReplicaStatus) int {
 // element and the aggregate.
 func aggregate(name string, spec providersv1alpha1.CatalogEntrySpec, in providersv1alpha1.CatalogEntryStatus, generation int64,
 	self providersv1alpha1.ReplicaStatus, now time.Time, stale time.Duration) providersv1alpha1.CatalogEntryStatus {
+	return recompute(name, spec, in, generation, self.Name, &self, now, stale)
+}
+
+// withoutReplica drops this replica's element (it no longer runs the
+// provider) and stale ones, then recomputes the aggregate.
+func withoutReplica(name string, spec providersv1alpha1.CatalogEntrySpec, in providersv1alpha1.CatalogEntryStatus, generation int64,
+	replica string, now time.Time, stale time.Duration) providersv1alpha1.CatalogEntryStatus {
+	return recompute(name, spec, in, generation, replica, nil, now, stale)
+}
+
+func recompute(name string, spec providersv1alpha1.CatalogEntrySpec, in providersv1alpha1.CatalogEntryStatus, generation int64,
+	replica string, self *providersv1alpha1.ReplicaStatus, now time.Time, stale time.Duration) providersv1alpha1.CatalogEntryStatus {
 	out := *in.DeepCopy()
 	var reps []providersv1alpha1.ReplicaStatus
 	for _, r := range in.Replicas {
-		if r.Name == self.Name || now.Sub(r.HeartbeatTime.Time) > stale {
+		if r.Name == replica || now.Sub(r.HeartbeatTime.Time) > stale {
 			continue
 		}
 		reps = append(reps, r)
 	}
-	reps = append(reps, self)
+	if self != nil {
+		reps = append(reps, *self)
+	}
 	sort.Slice(reps, func(i, j int) bool { return reps[i].Name < reps[j].Name })
 	out.Replicas = reps
 	out.Version = spec.Version

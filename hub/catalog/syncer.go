@@ -97,9 +97,52 @@ func (s *Syncer) Run(ctx context.Context) {
 
 func (s *Syncer) syncAll(ctx context.Context) error {
 	var errs []error
+	local := map[string]bool{}
 	for _, st := range s.host.List() {
+		local[st.Name] = true
 		if err := s.sync(ctx, st); err != nil {
 			errs = append(errs, fmt.Errorf("provider %s: %w", st.Name, err))
+		}
+	}
+	if err := s.forgetOthers(ctx, local); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// forgetOthers keeps entries of providers this replica does not run (no
+// longer configured, or configured on other replicas only) truthful: it
+// drops this replica's element and stale ones, and deletes an entry no
+// replica reports on any more.
+func (s *Syncer) forgetOthers(ctx context.Context, local map[string]bool) error {
+	rctx := s.rootContext(ctx)
+	obj, err := s.storage.Entries.List(rctx, nil)
+	if err != nil {
+		return fmt.Errorf("listing catalog entries: %w", err)
+	}
+	var errs []error
+	now := s.now()
+	for i := range obj.(*providersv1alpha1.CatalogEntryList).Items {
+		e := &obj.(*providersv1alpha1.CatalogEntryList).Items[i]
+		if local[e.Name] {
+			continue
+		}
+		want := withoutReplica(e.Name, e.Spec, e.Status, e.Generation, s.replica, now, Stale)
+		if len(want.Replicas) == len(e.Status.Replicas) {
+			continue // nothing of ours, nothing stale
+		}
+		cp := e.DeepCopy()
+		if len(want.Replicas) == 0 {
+			// Guarded by resourceVersion: a replica that just reported wins.
+			_, _, err = s.storage.Entries.Delete(rctx, e.Name, rest.ValidateAllObjectFunc,
+				&metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &e.ResourceVersion}})
+		} else {
+			cp.Status = want
+			_, _, err = s.storage.EntriesStatus.Update(rctx, e.Name, rest.DefaultUpdatedObjectInfo(cp), rest.ValidateAllObjectFunc,
+				rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+		}
+		if err != nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("provider %s: %w", e.Name, err))
 		}
 	}
 	return errors.Join(errs...)

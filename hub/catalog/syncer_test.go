@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -119,4 +120,41 @@ func get(t *testing.T, s *Syncer) *providersv1alpha1.CatalogEntry {
 		t.Fatal(err)
 	}
 	return obj.(*providersv1alpha1.CatalogEntry)
+}
+
+// TestForgetsRemovedProviders: an entry no replica reports on any more is
+// deleted once its last element goes stale; one another replica still
+// reports on only loses this replica's element.
+func TestForgetsRemovedProviders(t *testing.T) {
+	etcd := testserver.RunEtcd(t, nil)
+	st := newTestStorage(t, etcd.Endpoints())
+	now := time.Now()
+	ctx := context.Background()
+	running := plugins.Status{Name: "p", State: plugins.StateRunning, Since: now}
+	r1 := NewSyncer(staticHost{[]plugins.Status{running}}, st, nil, "r1")
+	r2 := NewSyncer(staticHost{[]plugins.Status{running, {Name: "q", State: plugins.StateRunning, Since: now}}}, st, nil, "r2")
+	for _, s := range []*Syncer{r1, r2} {
+		if err := s.syncAll(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// r2 restarts without p or q configured.
+	r2.host = staticHost{}
+	if err := r2.syncAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if e := get(t, r1); len(e.Status.Replicas) != 1 || e.Status.Replicas[0].Name != "r1" {
+		t.Errorf("p replicas = %+v", e.Status.Replicas)
+	}
+	if _, err := st.Entries.Get(r1.rootContext(ctx), "q", &metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("q still in the catalog: %v", err)
+	}
+	// r1 stops reporting p; after the stale period r2 removes it.
+	r2.now = func() time.Time { return now.Add(2 * Stale) }
+	if err := r2.syncAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Entries.Get(r1.rootContext(ctx), "p", &metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("p still in the catalog: %v", err)
+	}
 }

@@ -110,6 +110,8 @@ func (f tableFunc) ConvertToTable(ctx context.Context, obj runtime.Object, table
 		table.ResourceVersion = m.GetResourceVersion()
 		table.Continue = m.GetContinue()
 		table.RemainingItemCount = m.GetRemainingItemCount()
+	} else if m, err := meta.Accessor(obj); err == nil {
+		table.ResourceVersion = m.GetResourceVersion()
 	}
 	return table, nil
 }

@@ -83,7 +83,16 @@ func NewController(cfg Config, x *Index) (*Controller, error) {
 		}
 	}
 	if _, err := x.entries.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: requeue, UpdateFunc: func(_, obj interface{}) { requeue(obj) }, DeleteFunc: requeue,
+		AddFunc: requeue, DeleteFunc: requeue,
+		// Heartbeats rewrite entries often; only what bindings reflect
+		// (the edge proxy grant, readiness) requeues them.
+		UpdateFunc: func(old, obj interface{}) {
+			o, n := old.(*providersv1alpha1.CatalogEntry), obj.(*providersv1alpha1.CatalogEntry)
+			or, nr := meta.FindStatusCondition(o.Status.Conditions, providersv1alpha1.ConditionReady), meta.FindStatusCondition(n.Status.Conditions, providersv1alpha1.ConditionReady)
+			if o.Spec.EdgeProxyAccess != n.Spec.EdgeProxyAccess || !apiequality.Semantic.DeepEqual(or, nr) {
+				requeue(obj)
+			}
+		},
 	}); err != nil {
 		return nil, fmt.Errorf("catalog entry handler: %w", err)
 	}
