@@ -144,7 +144,8 @@ func (r *BindingREST) Create(ctx context.Context, obj runtime.Object, v rest.Val
 		_, err := r.entries.Get(cluster.WithCluster(ctx, r.entries.root), b.Spec.Provider, &metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return nil, apierrors.NewInvalid(providersv1alpha1.SchemeGroupVersion.WithKind("ProviderBinding").GroupKind(), b.Name,
-				field.ErrorList{field.NotFound(field.NewPath("spec", "provider"), b.Spec.Provider)})
+				field.ErrorList{field.Invalid(field.NewPath("spec", "provider"), b.Spec.Provider,
+					"no such provider in the catalog (see kubectl get catalogentries in root)")})
 		}
 		if err != nil {
 			return nil, apierrors.NewInternalError(fmt.Errorf("looking up provider %q: %w", b.Spec.Provider, err))

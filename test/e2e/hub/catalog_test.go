@@ -183,7 +183,7 @@ func TestProviderEnablement(t *testing.T) {
 
 	// A binding must name a provider in the catalog.
 	out, err := h.applyStdin("root:a", "apiVersion: providers.wharf.dev/v1alpha1\nkind: ProviderBinding\nmetadata:\n  name: nope\nspec:\n  provider: nope\n", "create")
-	if err == nil || !strings.Contains(out, `spec.provider: Not found: "nope"`) {
+	if err == nil || !strings.Contains(out, `spec.provider: Invalid value: "nope": no such provider in the catalog`) {
 		t.Errorf("binding to unknown provider: %v %s", err, out)
 	}
 	// Creating bindings needs RBAC permission.
