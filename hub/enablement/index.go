@@ -3,6 +3,7 @@ package enablement
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"k8s.io/client-go/tools/cache"
@@ -78,7 +79,10 @@ func (x *Index) Enabled(id cluster.ID, provider string) bool {
 	return false
 }
 
-// ProviderOfGroup returns the provider that owns an API group.
+// ProviderOfGroup returns the provider that owns an API group. When
+// several manifests claim a group, the provider listed first in the
+// catalog (oldest entry, then name) owns it, as it installed the CRDs
+// first; the others get nothing of it.
 func (x *Index) ProviderOfGroup(group string) (string, bool) {
 	if group == "" {
 		return "", false
@@ -87,7 +91,15 @@ func (x *Index) ProviderOfGroup(group string) (string, bool) {
 	if err != nil || len(objs) == 0 {
 		return "", false
 	}
-	return objs[0].(*providersv1alpha1.CatalogEntry).Name, true
+	owner := objs[0].(*providersv1alpha1.CatalogEntry)
+	for _, o := range objs[1:] {
+		e := o.(*providersv1alpha1.CatalogEntry)
+		if e.CreationTimestamp.Before(&owner.CreationTimestamp) ||
+			(e.CreationTimestamp.Equal(&owner.CreationTimestamp) && e.Name < owner.Name) {
+			owner = e
+		}
+	}
+	return owner.Name, true
 }
 
 // Entry returns a provider's catalog entry.
@@ -100,7 +112,9 @@ func (x *Index) Entry(provider string) (*providersv1alpha1.CatalogEntry, bool) {
 	return nil, false
 }
 
-// Groups returns the API groups a provider owns.
+// Groups returns the API groups a provider owns: those its manifest
+// claims and no earlier provider does, so a manifest cannot claim its way
+// into another provider's data.
 func (x *Index) Groups(provider string) []string {
 	e, ok := x.Entry(provider)
 	if !ok {
@@ -108,7 +122,9 @@ func (x *Index) Groups(provider string) []string {
 	}
 	var out []string
 	for _, a := range e.Spec.APIs {
-		out = append(out, a.Group)
+		if owner, _ := x.ProviderOfGroup(a.Group); owner == provider && !slices.Contains(out, a.Group) {
+			out = append(out, a.Group)
+		}
 	}
 	return out
 }
