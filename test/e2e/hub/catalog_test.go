@@ -248,6 +248,16 @@ func TestProviderEnablement(t *testing.T) {
 		}
 	}
 
+	// The hub never logs the provider's token.
+	code, body := h.doAs(h.Token, http.MethodGet, "/services/providers/example/config", "")
+	var cfg struct{ RestToken, RestHost string }
+	if err := json.Unmarshal([]byte(body), &cfg); code != http.StatusOK || err != nil || len(cfg.RestToken) < 32 || cfg.RestHost != h.URL {
+		t.Fatalf("plugin config = %d %s %v", code, body, err)
+	}
+	if strings.Contains(h.log.String(), cfg.RestToken) {
+		t.Errorf("hub log contains the provider token")
+	}
+
 	// Disabling: 404 again, grant gone, instances purged.
 	h.mustKubectl("root:a", "delete", "providerbinding", "example", "--wait=true")
 	notFound("root:a", "get", "widgets")
