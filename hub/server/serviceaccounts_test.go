@@ -35,7 +35,10 @@ func TestServiceAccountBinding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	chain, _, err := newAuthorizer(admins{groups: sets.New("system:serviceaccounts", user.SystemPrivilegedGroup)}, &workspaceRBAC{resolver: index})
+	chain, _, err := newAuthorizer(admins{groups: sets.New("system:serviceaccounts", user.SystemPrivilegedGroup)}, &workspaceRBAC{resolver: index},
+		authorizer.AuthorizerFunc(func(context.Context, authorizer.Attributes) (authorizer.Decision, string, error) {
+			return authorizer.DecisionNoOpinion, "", nil
+		}))
 	if err != nil {
 		t.Fatal(err)
 	}
