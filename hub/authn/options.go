@@ -20,6 +20,9 @@ import (
 // configure OIDC; static tokens keep their existing flags in hub/server.
 type Options struct {
 	OIDC OIDCOptions
+	// ServiceAccounts, if set, verifies hub service-account tokens. It is
+	// not a flag: the hub sets it before calling Authenticator.
+	ServiceAccounts authenticator.Token
 }
 
 // OIDCOptions mirror kube-apiserver's --oidc-* flags, with the same
@@ -148,6 +151,6 @@ func (o *Options) Authenticator(ctx context.Context, static authenticator.Token)
 		}
 		a.oidc, oidcToken = v, v
 	}
-	a.Request = New(Sources{Static: static, OIDC: oidcToken})
+	a.Request = New(Sources{Static: static, ServiceAccounts: o.ServiceAccounts, OIDC: oidcToken})
 	return a, nil
 }

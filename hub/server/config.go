@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/endpoints/discovery/aggregated"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -37,6 +38,7 @@ import (
 	"k8s.io/klog/v2"
 	netutils "k8s.io/utils/net"
 
+	providersv1alpha1 "github.com/wharfhub/wharf/hub/apis/providers/v1alpha1"
 	"github.com/wharfhub/wharf/hub/apis/scheme"
 	tenancyv1alpha1 "github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1"
 	"github.com/wharfhub/wharf/hub/bootstrap"
@@ -49,12 +51,14 @@ import (
 	wstorage "github.com/wharfhub/wharf/hub/storage"
 	"github.com/wharfhub/wharf/hub/workspaces"
 	"github.com/wharfhub/wharf/portal"
+	"github.com/wharfhub/wharf/sdk/plugin"
 )
 
 // servedGroupVersions are the hub's own API groups, in storage priority.
 var servedGroupVersions = []schema.GroupVersion{
 	corev1.SchemeGroupVersion, rbacv1.SchemeGroupVersion, coordinationv1.SchemeGroupVersion,
 	authorizationv1.SchemeGroupVersion, authenticationv1.SchemeGroupVersion, tenancyv1alpha1.SchemeGroupVersion,
+	providersv1alpha1.SchemeGroupVersion,
 }
 
 func newStorageConfig() *storagebackend.Config {
@@ -88,6 +92,12 @@ type ExtraConfig struct {
 	Plugins *plugins.Host
 	// NamespaceLifecycle is handed the Namespace storage once it exists.
 	NamespaceLifecycle *namespaces.Lifecycle
+	// ServiceAccounts issues and verifies service-account tokens.
+	ServiceAccounts *serviceAccounts
+	// ReplicaName names this hub replica (catalog status, leases).
+	ReplicaName string
+	// Catalog holds provider credentials and enablement (catalog.go).
+	Catalog *catalogState
 
 	AdminToken     string
 	KubeconfigPath string
@@ -117,6 +127,8 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	}
 
 	extra := ExtraConfig{DataDir: o.DataDir, ExternalURL: o.ExternalURL, EtcdPrefix: o.Etcd.StorageConfig.Prefix}
+	extra.ReplicaName = defaultReplicaName()
+	extra.Catalog = newCatalogState()
 	if len(o.Etcd.StorageConfig.Transport.ServerList) == 0 {
 		e, err := wetcd.StartEmbedded(ctx, filepath.Join(o.DataDir, "etcd"))
 		if err != nil {
@@ -171,17 +183,20 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	if extra.AdminToken, err = bootstrap.LoadOrCreateToken(filepath.Join(o.DataDir, "admin-token")); err != nil {
 		return nil, err
 	}
-	if gc.Authentication.Authenticator, err = newAuthenticator(ctx, extra.AdminToken, o.TokenAuthFile, o.Authn); err != nil {
+	if extra.ServiceAccounts, err = newServiceAccounts(ctx, o.ServiceAccounts, &extra); err != nil {
+		return nil, err
+	}
+	if gc.Authentication.Authenticator, err = newAuthenticator(ctx, extra.AdminToken, o.TokenAuthFile, o.Authn, extra.Catalog.tokens, extra.ServiceAccounts.authn); err != nil {
 		return nil, err
 	}
 	extra.Admins = admins{users: sets.New(o.AdminUsers...), groups: sets.New(o.AdminGroups...)}
 	extra.RBAC = &workspaceRBAC{resolver: extra.Index}
-	if gc.Authorization.Authorizer, gc.RuleResolver, err = newAuthorizer(extra.Admins, extra.RBAC); err != nil {
+	if gc.Authorization.Authorizer, gc.RuleResolver, err = newAuthorizer(extra.Admins, extra.RBAC, authorizer.AuthorizerFunc(extra.Catalog.authorizer(extra.RBAC).Authorize)); err != nil {
 		return nil, err
 	}
 	extra.Homes = withHomes(gc, extra.Index)
 	genericapiserver.AuthorizeClientBearerToken(gc.LoopbackClientConfig, &gc.Authentication, &gc.Authorization)
-	if extra.Plugins, err = o.newPluginHost(); err != nil {
+	if extra.Plugins, err = o.newPluginHost(extra.Catalog.restConfig(o.ExternalURL, o.SecureServing.ServerCert.CertKey.CertFile)); err != nil {
 		return nil, err
 	}
 	targets := providerTargets(extra.Plugins)
@@ -192,7 +207,8 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		apiHandler = withWhoAmI(apiHandler, &extra, c.Authorization.Authorizer)
 		// Innermost: complete workspace resolution once the caller is
 		// authenticated and authorized (see package filters).
-		h := filters.WithClusterResolution(apiHandler, extra.Index, extra.Admins.has, c.Serializer)
+		h := extra.Catalog.withEnablement(apiHandler, c.Serializer)
+		h = filters.WithClusterResolution(h, extra.Index, mayUseWildcard(extra.Admins), c.Serializer)
 		h = genericapiserver.DefaultBuildHandlerChain(h, c)
 		// Outermost: strip /clusters/<target> before request info is
 		// parsed, so upstream filters see ordinary API paths.
@@ -276,7 +292,7 @@ func newEtcdClient(t storagebackend.TransportConfig) (*clientv3.Client, error) {
 }
 
 // newPluginHost prepares (but does not start) the provider plugins.
-func (o *Options) newPluginHost() (*plugins.Host, error) {
+func (o *Options) newPluginHost(restConfig func(context.Context, *plugin.Descriptor) (plugin.RestConfig, error)) (*plugins.Host, error) {
 	specs, err := o.Plugins.Specs()
 	if err != nil {
 		return nil, err
@@ -285,10 +301,10 @@ func (o *Options) newPluginHost() (*plugins.Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Providers get no hub credentials yet; minting per-provider
-	// credentials scoped to the workspaces that enable them comes with the
-	// catalog (ProviderBinding).
+	// Each provider gets its own identity, scoped to the workspaces that
+	// enable it (catalog.go, hub/providerauth).
 	return plugins.New(plugins.Config{
 		DataDir: o.DataDir, HubURL: o.ExternalURL, Specs: specs, ProviderConfigs: cfgs, Supervision: o.Plugins.Supervision,
+		RestConfig: restConfig,
 	})
 }
