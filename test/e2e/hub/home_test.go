@@ -29,7 +29,17 @@ bot-token,system:serviceaccount:default:bot,bot-uid,"system:serviceaccounts,syst
 // whoamiAs calls GET /api/whoami with token.
 func (h *hubProc) whoamiAs(token string) (home.WhoAmI, int, string) {
 	h.t.Helper()
-	code, body := h.doAs(token, http.MethodGet, "/api/whoami", "")
+	return h.whoamiIn("", token)
+}
+
+// whoamiIn calls GET /clusters/<ws>/api/whoami ("" for none) with token.
+func (h *hubProc) whoamiIn(ws, token string) (home.WhoAmI, int, string) {
+	h.t.Helper()
+	path := "/api/whoami"
+	if ws != "" {
+		path = "/clusters/" + ws + path
+	}
+	code, body := h.doAs(token, http.MethodGet, path, "")
 	var w home.WhoAmI
 	if code == http.StatusOK {
 		if err := json.Unmarshal([]byte(body), &w); err != nil {
@@ -174,6 +184,14 @@ func TestHomeWorkspaces(t *testing.T) {
 	bw, code, body := a.whoamiAs("bot-token")
 	if code != http.StatusOK || bw.Home != nil || bw.User != "system:serviceaccount:default:bot" {
 		t.Errorf("service account whoami = %d %s", code, body)
+	}
+	// A real hub-issued service-account token, minted by dave in his home
+	// (where alone it is valid), gets no home of its own.
+	a.mustAs("dave", want, "create", "serviceaccount", "ci", "-n", "default")
+	saToken := a.mustAs("dave", want, "create", "token", "ci", "-n", "default")
+	sw, code, body := a.whoamiIn(want, saToken)
+	if code != http.StatusOK || sw.Home != nil || sw.User != "system:serviceaccount:default:ci" {
+		t.Errorf("service-account token whoami = %d %s", code, body)
 	}
 	aw, code, body := a.whoamiAs(a.Token)
 	if code != http.StatusOK || aw.Home != nil || !contains(paths(aw.Workspaces), "root") || !contains(paths(aw.Workspaces), want) {
