@@ -51,6 +51,9 @@ var _ proxy.IdentityResolver = workspaceIdentity{}
 func (w workspaceIdentity) Resolve(ctx context.Context, u user.Info, ws string) (sdk.Identity, error) {
 	if ws == "" {
 		// No header and no cookie: the caller's home, if they have one.
+		if w.homes == nil {
+			return sdk.Identity{}, proxy.ErrNoWorkspace
+		}
 		path, _, err := w.homes.Home(ctx, u)
 		if errors.Is(err, home.ErrNoHome) {
 			return sdk.Identity{}, proxy.ErrNoWorkspace

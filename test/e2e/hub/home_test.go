@@ -26,6 +26,25 @@ erin-token,erin,erin-uid,"devs"
 bot-token,system:serviceaccount:default:bot,bot-uid,"system:serviceaccounts,system:serviceaccounts:default"
 `
 
+// getInWorkspace sends a GET with a bearer token and the X-Wharf-Workspace
+// header, which the backend proxy needs from callers without a home (the
+// hub admin, service accounts).
+func (h *hubProc) getInWorkspace(token, ws, path string) (int, string) {
+	h.t.Helper()
+	req, err := http.NewRequest(http.MethodGet, h.URL+path, nil)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("X-Wharf-Workspace", ws)
+	resp, err := h.client().Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode, readAll(resp)
+}
+
 // whoamiAs calls GET /api/whoami with token.
 func (h *hubProc) whoamiAs(token string) (home.WhoAmI, int, string) {
 	h.t.Helper()
