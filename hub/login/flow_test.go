@@ -385,4 +385,3 @@ func TestSessionRefresh(t *testing.T) {
 		})
 	}
 }
-
