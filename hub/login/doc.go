@@ -70,7 +70,9 @@
 //   - CSRF on the API and the provider proxies: cookie-authenticated
 //     state-changing requests need a same-origin Origin (or Referer) AND
 //     the X-Wharf-CSRF header equal to the session's CSRF token (see
-//     [WithCSRF]). A request with any Authorization header is a bearer
+//     [WithCSRF]). Cookie-authenticated websocket upgrades need the same
+//     Origin (cross-site websocket hijacking). A request with any
+//     Authorization header is a bearer
 //     request: the cookie is ignored entirely, so a bad bearer token
 //     cannot fall back to the cookie and dodge the CSRF check.
 //   - Open redirects: then must be a same-origin path ([SafeRedirect]);
