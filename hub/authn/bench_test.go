@@ -97,7 +97,7 @@ func newUnion(ctx context.Context, b *testing.B, p *idp.IdP, sa *serviceaccounts
 	if err != nil {
 		b.Fatal(err)
 	}
-	a, err := o.Authenticator(ctx, static)
+	a, err := o.Authenticator(ctx, static, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

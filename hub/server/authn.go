@@ -19,22 +19,26 @@ import (
 // AdminUser is the identity of the generated admin token.
 const AdminUser = "wharf-admin"
 
-// newAuthenticator authenticates bearer tokens through hub/authn's union:
-// the generated admin token, the static token file and provider tokens,
-// hub service-account tokens, then OIDC ID tokens if --oidc-* is set.
-// Anonymous requests are never authenticated. ctx must live as long as the
-// hub: OIDC discovery and key refresh run under it.
-func newAuthenticator(ctx context.Context, adminToken, tokenFile string, o *authn.Options, providers, sa authenticator.Token) (authenticator.Request, error) {
+// staticTokens are the generated admin token and the static token file.
+func staticTokens(adminToken, tokenFile string) (authenticator.Token, error) {
 	admin := &user.DefaultInfo{Name: AdminUser, UID: AdminUser, Groups: []string{user.SystemPrivilegedGroup}}
 	static, err := authn.StaticTokens(adminToken, admin, tokenFile)
 	if err != nil {
 		return nil, fmt.Errorf("loading --token-auth-file: %w", err)
 	}
+	return static, nil
+}
+
+// newAuthenticator authenticates requests through hub/authn's union: the
+// static tokens and the hub-minted provider tokens, hub service-account
+// tokens, then OIDC ID tokens if --oidc-* is set, then the browser session
+// cookie (nil: none). Anonymous requests are never authenticated. ctx must
+// live as long as the hub: OIDC discovery and key refresh run under it.
+func newAuthenticator(ctx context.Context, static, providers, sa authenticator.Token, o *authn.Options, session authenticator.Request) (*authn.Authenticator, error) {
 	// Provider tokens are minted by the hub itself (hub/providerauth), so
 	// they sit in the static slot, after the admin token and the file.
-	static = tokenunion.New(static, providers)
 	o.ServiceAccounts = sa
-	a, err := o.Authenticator(ctx, static)
+	a, err := o.Authenticator(ctx, tokenunion.New(static, providers), session)
 	if err != nil {
 		return nil, fmt.Errorf("building authenticator: %w", err)
 	}
@@ -51,8 +55,9 @@ var selfReviews = map[schema.GroupResource]bool{
 	{Group: "authentication.k8s.io", Resource: "selfsubjectreviews"}:      true,
 }
 
-// newAuthorizer builds the chain: service-account tokens used outside
-// their workspace are denied first, then hub administrators, then API
+// newAuthorizer builds the chain: what no workspace grant may allow (hub
+// guards) and service-account tokens used outside their workspace are
+// denied first, then hub administrators, then API
 // discovery and self reviews for every authenticated user, then the scope
 // of provider identities, then the request workspace's RBAC, then deny.
 func newAuthorizer(a admins, w *workspaceRBAC, providers authorizer.Authorizer) (authorizer.Authorizer, authorizer.RuleResolver, error) {
@@ -76,6 +81,7 @@ func newAuthorizer(a admins, w *workspaceRBAC, providers authorizer.Authorizer) 
 		return authorizer.DecisionNoOpinion, "", nil
 	})
 	chain, err := authzunion.New(
+		hubGuards(a),
 		serviceAccountBinding(w),
 		authzunion.NamedAuthorizer{AuthorizerName: "admins", Authorizer: authorizer.AuthorizerFunc(a.Authorize)},
 		authzunion.NamedAuthorizer{AuthorizerName: "public-info", Authorizer: public},

@@ -44,6 +44,7 @@ import (
 	"github.com/wharfhub/wharf/hub/bootstrap"
 	wetcd "github.com/wharfhub/wharf/hub/etcd"
 	"github.com/wharfhub/wharf/hub/filters"
+	"github.com/wharfhub/wharf/hub/login"
 	"github.com/wharfhub/wharf/hub/namespaces"
 	"github.com/wharfhub/wharf/hub/openapi"
 	"github.com/wharfhub/wharf/hub/plugins"
@@ -98,6 +99,10 @@ type ExtraConfig struct {
 	ReplicaName string
 	// Catalog holds provider credentials and enablement (catalog.go).
 	Catalog *catalogState
+
+	// Login is the browser login; LoginDeps what it uses of the union.
+	Login     *login.Login
+	LoginDeps login.Deps
 
 	AdminToken     string
 	KubeconfigPath string
@@ -186,7 +191,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	if extra.ServiceAccounts, err = newServiceAccounts(ctx, o.ServiceAccounts, &extra); err != nil {
 		return nil, err
 	}
-	if gc.Authentication.Authenticator, err = newAuthenticator(ctx, extra.AdminToken, o.TokenAuthFile, o.Authn, extra.Catalog.tokens, extra.ServiceAccounts.authn); err != nil {
+	if gc.Authentication.Authenticator, err = o.newLoginAuthenticator(ctx, &extra); err != nil {
 		return nil, err
 	}
 	extra.Admins = admins{users: sets.New(o.AdminUsers...), groups: sets.New(o.AdminGroups...)}
@@ -194,7 +199,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	if gc.Authorization.Authorizer, gc.RuleResolver, err = newAuthorizer(extra.Admins, extra.RBAC, authorizer.AuthorizerFunc(extra.Catalog.authorizer(extra.RBAC).Authorize)); err != nil {
 		return nil, err
 	}
-	extra.Homes = withHomes(gc, extra.Index)
+	extra.Homes = withHomes(gc, &extra)
 	genericapiserver.AuthorizeClientBearerToken(gc.LoopbackClientConfig, &gc.Authentication, &gc.Authorization)
 	if extra.Plugins, err = o.newPluginHost(extra.Catalog.restConfig(o.ExternalURL, o.SecureServing.ServerCert.CertKey.CertFile)); err != nil {
 		return nil, err
@@ -205,9 +210,11 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	gc.BuildHandlerChainFunc = func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
 		// GET /api/whoami, behind authentication and authorization.
 		apiHandler = withWhoAmI(apiHandler, &extra, c.Authorization.Authorizer)
-		// Innermost: complete workspace resolution once the caller is
-		// authenticated and authorized (see package filters).
+		// Innermost: a provider's API answers 404 in workspaces that have
+		// not enabled it (hub/enablement); it needs the resolved cluster.
 		h := extra.Catalog.withEnablement(apiHandler, c.Serializer)
+		// Complete workspace resolution once the caller is authenticated
+		// and authorized (see package filters).
 		h = filters.WithClusterResolution(h, extra.Index, mayUseWildcard(extra.Admins), c.Serializer)
 		h = genericapiserver.DefaultBuildHandlerChain(h, c)
 		// Outermost: strip /clusters/<target> before request info is
@@ -217,7 +224,9 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		// cut SSE and websockets, RBAC has no rules for them, and public
 		// paths (agent tunnels) carry no credentials. The backend proxy
 		// authenticates and checks workspace access itself (hub/proxy).
-		return proxy.WithProviderRoutes(h, backend, ui, c.Authentication.Authenticator, c.Authentication.APIAudiences)
+		h = proxy.WithProviderRoutes(h, backend, ui, c.Authentication.Authenticator, c.Authentication.APIAudiences)
+		// Login endpoints, session refresh and CSRF (hub/login).
+		return withLogin(h, &extra)
 	}
 	// apiextensions shares authn, authz and the handler chain settings.
 	apiextCfg.GenericConfig.Authentication = gc.Authentication

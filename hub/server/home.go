@@ -18,7 +18,6 @@ import (
 
 	"github.com/wharfhub/wharf/hub/home"
 	"github.com/wharfhub/wharf/hub/registry/reviews"
-	"github.com/wharfhub/wharf/hub/workspaces"
 )
 
 // homeWait bounds how long a person's first request waits for their home
@@ -33,9 +32,11 @@ type homes = home.Manager
 // their home (see package home for why an authenticator wrapper). Call it
 // before the loopback authenticator is added: the loopback client is no
 // person anyway, and must not pay for the check.
-func withHomes(gc *genericapiserver.RecommendedConfig, index *workspaces.Index) *home.Manager {
-	m := home.NewManager(index, gc.Authorization.Authorizer)
+// The token-login kubeconfig points at the home too.
+func withHomes(gc *genericapiserver.RecommendedConfig, extra *ExtraConfig) *home.Manager {
+	m := home.NewManager(extra.Index, gc.Authorization.Authorizer)
 	gc.Authentication.Authenticator = home.WithHomeWorkspace(gc.Authentication.Authenticator, m, homeWait)
+	extra.LoginDeps.Home = m.HomeOrRoot
 	return m
 }
 

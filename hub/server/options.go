@@ -15,6 +15,7 @@ import (
 	"github.com/wharfhub/wharf/hub/plugins"
 
 	"github.com/wharfhub/wharf/hub/authn"
+	"github.com/wharfhub/wharf/hub/login"
 	"github.com/wharfhub/wharf/hub/serviceaccounts"
 )
 
@@ -35,6 +36,8 @@ type Options struct {
 	Authn *authn.Options
 	// ServiceAccounts holds the --service-account-* flags.
 	ServiceAccounts *serviceaccounts.Options
+	// Login holds browser login, token login and login rate limits.
+	Login *login.Options
 
 	// Plugins are the provider binaries the hub runs and supervises.
 	Plugins *plugins.Options
@@ -53,6 +56,7 @@ func NewOptions() *Options {
 		AdminGroups:   []string{"system:masters"},
 		Plugins:       plugins.NewOptions(),
 		Authn:         authn.NewOptions(),
+		Login:         login.NewOptions(),
 	}
 	o.ServiceAccounts = serviceaccounts.NewOptions()
 	o.SecureServing.BindPort = 9443
@@ -76,6 +80,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	a.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "CSV file of static bearer tokens: token,user,uid,\"group1,group2\".")
 	o.Authn.AddFlags(a)
 	o.ServiceAccounts.AddFlags(a)
+	o.Login.AddFlags(a)
 	o.Plugins.AddFlags(fss.FlagSet("providers"))
 	z := fss.FlagSet("authorization")
 	z.StringSliceVar(&o.AdminUsers, "admin-user", o.AdminUsers, "Users who may do everything in every workspace, /clusters/* included. Repeatable.")
@@ -124,5 +129,6 @@ func (o *Options) Validate() []error {
 	}
 	errs = append(errs, o.Authn.Validate()...)
 	errs = append(errs, o.ServiceAccounts.Validate()...)
+	errs = append(errs, o.Login.Validate(o.Authn.OIDC.Enabled())...)
 	return errs
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -23,6 +24,7 @@ import (
 // identity, which gets no home.
 const homeTokens = `dave-token,Dave.Smith@Example.com,dave-uid,"devs"
 erin-token,erin,erin-uid,"devs"
+frank-token,frank,frank-uid,"devs"
 bot-token,system:serviceaccount:default:bot,bot-uid,"system:serviceaccounts,system:serviceaccounts:default"
 `
 
@@ -239,6 +241,33 @@ func TestHomeWorkspaces(t *testing.T) {
 	for token, want := range map[string]int{"dave-token": http.StatusForbidden, a.Token: http.StatusMethodNotAllowed} {
 		if code, body := a.doAs(token, http.MethodPost, "/api/whoami", "{}"); code != want || !strings.Contains(body, `"kind":"Status"`) {
 			t.Errorf("POST whoami = %d %s, want %d", code, body, want)
+		}
+	}
+}
+
+// TestTokenLoginHome: /auth/token-login hands a person a kubeconfig for
+// their home, creating it (the exchange is their first contact with the
+// hub), and real kubectl works there with it.
+func TestTokenLoginHome(t *testing.T) {
+	t.Parallel()
+	tokens := filepath.Join(t.TempDir(), "tokens.csv")
+	if err := os.WriteFile(tokens, []byte(homeTokens), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := startHub(t, hubOptions{extraArgs: []string{"--token-auth-file", tokens}})
+	code, kubeconfig := h.doAs("frank-token", http.MethodPost, "/auth/token-login", "")
+	want := h.URL + "/clusters/" + string(home.PathOf("frank"))
+	if code != http.StatusOK || !strings.Contains(kubeconfig, "server: "+want+"\n") {
+		t.Fatalf("token-login: %d %s, want server %s", code, kubeconfig, want)
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, []byte(kubeconfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"auth", "can-i", "create", "configmaps"}, {"create", "configmap", "hello", "--from-literal=a=b"}} {
+		out, err := exec.Command(h.kubectlBin, append([]string{"--kubeconfig", path}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("kubectl %v with the token-login kubeconfig: %v\n%s", args, err, out)
 		}
 	}
 }
