@@ -26,12 +26,16 @@ LDFLAGS := -X k8s.io/component-base/version.gitVersion=v1.37.2-wharf+$(GIT_COMMI
 	-X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37 \
 	-X k8s.io/component-base/version.gitCommit=$(GIT_COMMIT)
 
+# Provider plugins are built as $(BIN)/wharf-provider-<name>, the names
+# --provider-dir loads.
 build:
 	@mkdir -p $(BIN)
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
+	$(GO) build -o $(BIN)/wharf-provider-hello ./sdk/examples/hello
 
+# run loads every provider plugin that build made (the sample: hello).
 run: build
-	$(BIN)/wharf-hub --data-dir=$(DATA_DIR) $(ARGS)
+	$(BIN)/wharf-hub --data-dir=$(DATA_DIR) --provider-dir=$(BIN) $(ARGS)
 
 lint:
 	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.cache/*'))"; \
