@@ -99,7 +99,7 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := &forward{name: rt.name, route: rt, transport: t.Transport, retryAfter: t.RetryAfter}
-	defer func() { observe(rt.name, f.code, start) }()
+	defer func() { observe(rt.name, f.code, start, f.headers) }()
 	if !isPublic(rt, t.PublicPaths) {
 		// Identity comes before the running check so that a caller who may
 		// not use any workspace learns nothing about the provider's state.
@@ -154,11 +154,12 @@ func fail(w http.ResponseWriter, code int, reason metav1.StatusReason, msg strin
 	return sdk.Identity{}, code
 }
 
-// recordCode notes the provider's status for metrics; ModifyResponse runs
-// before an upgrade is carried, so 101s are seen too.
+// recordCode notes the provider's status and when its headers arrived, for
+// metrics; ModifyResponse runs before an upgrade is carried, so 101s are
+// seen too.
 func recordCode(resp *http.Response) error {
 	if f, ok := forwardFrom(resp.Request.Context()); ok {
-		f.code = resp.StatusCode
+		f.code, f.headers = resp.StatusCode, time.Now()
 	}
 	return nil
 }

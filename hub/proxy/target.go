@@ -105,6 +105,9 @@ type forward struct {
 	identity   sdk.Identity
 	// code is the status sent to the caller, for metrics.
 	code int
+	// headers is when the provider's response headers arrived, for metrics;
+	// zero when the proxy answered itself.
+	headers time.Time
 }
 
 func withForward(ctx context.Context, f *forward) context.Context {
