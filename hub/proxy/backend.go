@@ -165,8 +165,8 @@ func recordCode(resp *http.Response) error {
 }
 
 // proxyError turns transport failures into Status responses. A socket that
-// refuses means the provider stopped after lookup: 503, like a known-down
-// provider.
+// refuses or resets means the provider stopped after lookup: 503, like a
+// known-down provider.
 func proxyError(w http.ResponseWriter, r *http.Request, err error) {
 	f, _ := forwardFrom(r.Context())
 	name := ""
@@ -179,7 +179,7 @@ func proxyError(w http.ResponseWriter, r *http.Request, err error) {
 		setCode(f, 499)
 		return
 	}
-	if isDialError(err) {
+	if isProviderGone(err) {
 		var after = defaultRetryAfter
 		if f != nil && f.retryAfter > 0 {
 			after = f.retryAfter
