@@ -51,14 +51,17 @@ func NewBackend(providers Providers, identity IdentityResolver) *Backend {
 	return b
 }
 
-// rewriteBackend runs after ReverseProxy removed hop-by-hop headers
-// (including any named in Connection), so the identity set here cannot be
-// removed again. Authorization is carried over from the inbound request.
+// rewriteBackend runs on ReverseProxy's clone of the request after it
+// removed hop-by-hop headers (including any named in Connection), so the
+// identity set here cannot be removed again. SetIdentity strips every
+// X-Kedge-* header first, whatever its case or spelling. Authorization is
+// put back from the inbound request, as authentication deleted it.
 func rewriteBackend(pr *httputil.ProxyRequest) {
 	f, _ := forwardFrom(pr.In.Context())
 	pr.Out.URL = upstreamURL(plugin.BackendPrefix, f.route, pr.In.URL.RawQuery)
 	pr.Out.Host = ""
 	pr.SetXForwarded()
+	restoreAuthorization(pr.In.Context(), pr.Out.Header)
 	// An empty identity (public path) strips and asserts nothing.
 	sdk.SetIdentity(pr.Out.Header, f.identity)
 }
@@ -118,13 +121,9 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.code = http.StatusServiceUnavailable
 		return
 	}
-	out := r.Clone(withForward(r.Context(), f))
-	// First pass of stripping, before ReverseProxy's hop-by-hop handling
-	// could act on a Connection header naming X-Kedge-*; Rewrite strips
-	// again and asserts.
-	sdk.StripIdentity(out.Header)
-	restoreAuthorization(r.Context(), out.Header)
-	b.rp.ServeHTTP(w, out)
+	// A shallow copy: ReverseProxy clones the request (headers included)
+	// itself, and all header edits happen on that clone in Rewrite.
+	b.rp.ServeHTTP(w, r.WithContext(withForward(r.Context(), f)))
 }
 
 // resolve returns the identity to assert, or answers the caller itself and

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,18 +25,23 @@ type target struct {
 	tls *tls.Config
 	// socket, when set, is dialed instead of the URL's host.
 	socket string
+	// pids are the serving processes (proxy and handler), whose CPU time
+	// is measured.
+	pids func() []int
 }
 
-// result is what one load run measured.
+// result is what the load runs against one target measured.
 type result struct {
 	name     string
 	requests int
-	errors   int
 	elapsed  time.Duration
-	lat      benchkit.Summary
+	lat      benchkit.Recorder
+	// server and client are CPU time of the serving processes and of the
+	// load generator during the measurements.
+	server, client time.Duration
 }
 
-func (r result) rps() float64 { return benchkit.Rate(r.requests, r.elapsed) }
+func (r *result) rps() float64 { return benchkit.Rate(r.requests, r.elapsed) }
 
 // client is the load generator's HTTP/1.1 client: conns keep-alive
 // connections, no more, so every target sees the same connection count.
@@ -59,14 +65,15 @@ func (t target) client(conns int) *http.Client {
 }
 
 // load runs conns workers, each sending one request at a time on its own
-// keep-alive connection, for warmup (not measured) and then for d.
-func load(ctx context.Context, t target, conns int, warmup, d time.Duration) (result, error) {
+// keep-alive connection, for warmup (not measured) and then for d, and
+// adds what it measured to r.
+func load(ctx context.Context, t target, conns int, warmup, d time.Duration, r *result) error {
 	c := t.client(conns)
 	defer c.CloseIdleConnections()
 	// One checked request first: a target that answers wrongly is an
 	// error, not a fast benchmark.
 	if err := fetch(ctx, c, t); err != nil {
-		return result{}, fmt.Errorf("%s: %w", t.name, err)
+		return fmt.Errorf("%s: %w", t.name, err)
 	}
 	var measuring atomic.Bool
 	var requests, errs atomic.Int64
@@ -103,27 +110,31 @@ func load(ctx context.Context, t target, conns int, warmup, d time.Duration) (re
 	if !sleep(ctx, warmup) {
 		close(stop)
 		wg.Wait()
-		return result{}, ctx.Err()
+		return ctx.Err()
 	}
+	pids := t.pids()
+	server0, client0 := cpuTime(pids), cpuTime([]int{os.Getpid()})
 	measuring.Store(true)
 	began := time.Now()
 	ok := sleep(ctx, d)
 	measuring.Store(false)
 	elapsed := time.Since(began)
+	r.server += cpuTime(pids) - server0
+	r.client += cpuTime([]int{os.Getpid()}) - client0
 	close(stop)
 	wg.Wait()
 	if !ok {
-		return result{}, ctx.Err()
+		return ctx.Err()
 	}
-	var all benchkit.Recorder
+	if n := errs.Load(); n > 0 {
+		return fmt.Errorf("%s: %d failed requests, first: %w", t.name, n, firstErr)
+	}
+	r.requests += int(requests.Load())
+	r.elapsed += elapsed
 	for i := range recs {
-		all.AddAll(&recs[i])
+		r.lat.AddAll(&recs[i])
 	}
-	r := result{name: t.name, requests: int(requests.Load()), errors: int(errs.Load()), elapsed: elapsed, lat: all.Summarize()}
-	if r.errors > 0 {
-		return r, fmt.Errorf("%s: %d failed requests, first: %w", t.name, r.errors, firstErr)
-	}
-	return r, nil
+	return nil
 }
 
 // fetch sends one GET and reads the whole answer, which must be a 200.

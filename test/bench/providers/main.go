@@ -8,6 +8,10 @@
 //     reverse-proxying to the handler's unix socket with a keep-alive pool;
 //   - direct: plain HTTP to the handler's unix socket.
 //
+// Server CPU per request is that of the serving processes (hub with its
+// plugin; nginx with its workers and the handler; the handler alone), from
+// /proc, so the table also says where the time goes on a busy machine.
+//
 // One Go load generator drives each in turn with the same number of
 // keep-alive connections (64 by default), one request in flight on each,
 // for a fixed time after a warm-up. It prints requests per second, p50 and
@@ -44,6 +48,7 @@ type params struct {
 	conns    int
 	warmup   time.Duration
 	duration time.Duration
+	rounds   int
 }
 
 func main() {
@@ -51,14 +56,15 @@ func main() {
 	p.RegisterFlags(10 * time.Minute)
 	flag.IntVar(&p.conns, "conns", 64, "concurrent keep-alive connections, one request in flight each")
 	flag.DurationVar(&p.warmup, "warmup", 2*time.Second, "unmeasured load before each measurement")
-	flag.DurationVar(&p.duration, "duration", 10*time.Second, "measured load per target")
+	flag.DurationVar(&p.duration, "duration", 15*time.Second, "measured load per target, split over the rounds")
+	flag.IntVar(&p.rounds, "rounds", 3, "rounds; each loads every target in turn, so drift in the machine's load hits all alike")
 	flag.Parse()
 	p.Main(p.validate, func(ctx context.Context) error { return run(ctx, p) })
 }
 
 func (p params) validate() error {
-	if p.conns < 1 || p.duration <= 0 || p.warmup < 0 {
-		return errors.New("-conns and -duration must be positive, -warmup not negative")
+	if p.conns < 1 || p.rounds < 1 || p.duration <= 0 || p.warmup < 0 {
+		return errors.New("-conns, -rounds and -duration must be positive, -warmup not negative")
 	}
 	return nil
 }
@@ -110,29 +116,35 @@ func run(ctx context.Context, p params) error {
 	if err := os.Mkdir(nginxDir, 0o700); err != nil {
 		return err
 	}
-	port, stopNginx, err := startNginx(ctx, nginxDir, socket, filepath.Join(pki, "serving.crt"), filepath.Join(pki, "serving.key"))
+	port, nginxPid, stopNginx, err := startNginx(ctx, nginxDir, socket, filepath.Join(pki, "serving.crt"), filepath.Join(pki, "serving.key"))
 	if err != nil {
 		return err
 	}
 	defer stopNginx()
 
 	targets := []target{
-		{name: "direct", url: "http://upstream/x", socket: socket},
-		{name: "nginx", url: fmt.Sprintf("https://127.0.0.1:%d/x", port), tls: tlsCfg},
-		{name: "hub", url: hub.URL() + "/services/providers/bench/x", token: admin.BearerToken, tls: tlsCfg},
+		{name: "direct", url: "http://upstream/x", socket: socket, pids: func() []int { return []int{up.Process.Pid} }},
+		{name: "nginx", url: fmt.Sprintf("https://127.0.0.1:%d/x", port), tls: tlsCfg,
+			pids: func() []int { return append(withChildren(nginxPid), up.Process.Pid) }},
+		{name: "hub", url: hub.URL() + "/services/providers/bench/x", token: admin.BearerToken, tls: tlsCfg,
+			pids: func() []int { return withChildren(hub.Pid()) }},
 	}
 	// The plugin starts after the hub is ready.
 	if err := waitOK(ctx, targets[2]); err != nil {
 		return hub.Annotate(err)
 	}
-	var results []result
-	for _, t := range targets {
-		benchkit.Progress("loading %s: %d connections, %s warm-up, %s measured", t.name, p.conns, p.warmup, p.duration)
-		r, err := load(ctx, t, p.conns, p.warmup, p.duration)
-		if err != nil {
-			return err
+	results := make([]*result, len(targets))
+	for i, t := range targets {
+		results[i] = &result{name: t.name}
+	}
+	per := p.duration / time.Duration(p.rounds)
+	for round := 1; round <= p.rounds; round++ {
+		for i, t := range targets {
+			benchkit.Progress("round %d/%d, %s: %d connections, %s warm-up, %s measured", round, p.rounds, t.name, p.conns, p.warmup, per)
+			if err := load(ctx, t, p.conns, p.warmup, per, results[i]); err != nil {
+				return err
+			}
 		}
-		results = append(results, r)
 	}
 	report(os.Stdout, p, results)
 	return nil
@@ -151,17 +163,27 @@ func waitOK(ctx context.Context, t target) error {
 	return fmt.Errorf("%s not serving: %w", t.name, last)
 }
 
-func report(w *os.File, p params, rs []result) {
-	fmt.Fprintf(w, "\nprovider proxy benchmark: %d keep-alive connections, %s per target, %d-byte answers, GOMAXPROCS %d, %d CPUs\n",
-		p.conns, p.duration, bodyLen, runtime.GOMAXPROCS(0), runtime.NumCPU())
-	fmt.Fprintf(w, "%-8s %10s %10s %10s %10s\n", "target", "requests", "rps", "p50 ms", "p99 ms")
-	by := map[string]result{}
+func report(w *os.File, p params, rs []*result) {
+	fmt.Fprintf(w, "\nprovider proxy benchmark: %d keep-alive connections, %s per target in %d rounds, %d-byte answers, GOMAXPROCS %d, %d CPUs\n",
+		p.conns, p.duration, p.rounds, bodyLen, runtime.GOMAXPROCS(0), runtime.NumCPU())
+	fmt.Fprintf(w, "%-8s %10s %10s %10s %10s %16s %16s\n", "target", "requests", "rps", "p50 ms", "p99 ms", "server CPU µs/req", "client CPU µs/req")
+	by := map[string]benchkit.Summary{}
+	rps := map[string]float64{}
 	for _, r := range rs {
-		by[r.name] = r
-		fmt.Fprintf(w, "%-8s %10d %10.0f %10.3f %10.3f\n", r.name, r.requests, r.rps(), benchkit.Ms(r.lat.P50), benchkit.Ms(r.lat.P99))
+		s := r.lat.Summarize()
+		by[r.name], rps[r.name] = s, r.rps()
+		fmt.Fprintf(w, "%-8s %10d %10.0f %10.3f %10.3f %16.1f %16.1f\n", r.name, r.requests, r.rps(), benchkit.Ms(s.P50), benchkit.Ms(s.P99),
+			perRequest(r.server, r.requests), perRequest(r.client, r.requests))
 	}
-	hub, nginx, direct := by["hub"], by["nginx"], by["direct"]
-	fmt.Fprintf(w, "hub/nginx rps: %.2f (target >= 0.80)\n", hub.rps()/nginx.rps())
+	fmt.Fprintf(w, "hub/nginx rps: %.2f (target >= 0.80)\n", rps["hub"]/rps["nginx"])
 	fmt.Fprintf(w, "p99 added over direct: hub %.3f ms (target <= 1 ms), nginx %.3f ms\n",
-		benchkit.Ms(hub.lat.P99-direct.lat.P99), benchkit.Ms(nginx.lat.P99-direct.lat.P99))
+		benchkit.Ms(by["hub"].P99-by["direct"].P99), benchkit.Ms(by["nginx"].P99-by["direct"].P99))
+}
+
+// perRequest is d per request in microseconds.
+func perRequest(d time.Duration, n int) float64 {
+	if n == 0 {
+		return 0
+	}
+	return float64(d) / float64(time.Microsecond) / float64(n)
 }

@@ -60,54 +60,54 @@ func nginxBinary() (string, error) {
 // 127.0.0.1:port to the unix socket. It serves the certificate and key at
 // certFile and keyFile (copied into dir). Run as root, it drops to nobody:
 // the benchmark needs no privilege.
-func startNginx(ctx context.Context, dir, socket, certFile, keyFile string) (port int, stop func(), err error) {
+func startNginx(ctx context.Context, dir, socket, certFile, keyFile string) (port, pid int, stop func(), err error) {
 	bin, err := nginxBinary()
 	if err != nil {
-		return 0, nil, err
+		return 0, 0, nil, err
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return 0, nil, err
+		return 0, 0, nil, err
 	}
 	port = l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	for src, dst := range map[string]string{certFile: "tls.crt", keyFile: "tls.key"} {
 		b, err := os.ReadFile(src)
 		if err != nil {
-			return 0, nil, err
+			return 0, 0, nil, err
 		}
 		if err := os.WriteFile(filepath.Join(dir, dst), b, 0o600); err != nil {
-			return 0, nil, err
+			return 0, 0, nil, err
 		}
 	}
 	conf := filepath.Join(dir, "nginx.conf")
 	f, err := os.Create(conf)
 	if err != nil {
-		return 0, nil, err
+		return 0, 0, nil, err
 	}
 	err = nginxConf.Execute(f, map[string]any{"Dir": dir, "Socket": socket, "Port": port})
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return 0, nil, err
+		return 0, 0, nil, err
 	}
 	cmd := exec.Command(bin, "-p", dir, "-c", conf, "-e", filepath.Join(dir, "error.log"))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if os.Geteuid() == 0 {
 		if err := giveTo(dir, 65534, 65534); err != nil {
-			return 0, nil, err
+			return 0, 0, nil, err
 		}
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: 65534, Gid: 65534}
 	}
 	out, err := os.Create(filepath.Join(dir, "nginx.out"))
 	if err != nil {
-		return 0, nil, err
+		return 0, 0, nil, err
 	}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		out.Close()
-		return 0, nil, fmt.Errorf("start nginx: %w", err)
+		return 0, 0, nil, fmt.Errorf("start nginx: %w", err)
 	}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); out.Close(); close(exited) }()
@@ -127,19 +127,19 @@ func startNginx(ctx context.Context, dir, socket, certFile, keyFile string) (por
 		case <-exited:
 			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
 			outb, _ := os.ReadFile(filepath.Join(dir, "nginx.out"))
-			return 0, nil, fmt.Errorf("nginx exited: %s%s", outb, log)
+			return 0, 0, nil, fmt.Errorf("nginx exited: %s%s", outb, log)
 		case <-ctx.Done():
 			stop()
-			return 0, nil, ctx.Err()
+			return 0, 0, nil, ctx.Err()
 		default:
 		}
 		if c, err := net.Dial("tcp", addr); err == nil {
 			c.Close()
-			return port, stop, nil
+			return port, cmd.Process.Pid, stop, nil
 		}
 		if time.Now().After(deadline) {
 			stop()
-			return 0, nil, errors.New("nginx did not listen within 30s")
+			return 0, 0, nil, errors.New("nginx did not listen within 30s")
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
