@@ -6,7 +6,10 @@
 //     workspace check, identity headers), to a real plugin process;
 //   - nginx: https to nginx (Debian package, TLS with the hub's certificate)
 //     reverse-proxying to the handler's unix socket with a keep-alive pool;
-//   - direct: plain HTTP to the handler's unix socket.
+//   - direct: plain HTTP to the handler's unix socket;
+//   - go-rp, for comparison only: https to a bare httputil.ReverseProxy
+//     (same TLS certificate, same socket), which separates the cost of Go's
+//     net/http from the hub's own work.
 //
 // Server CPU per request is that of the serving processes (hub with its
 // plugin; nginx with its workers and the handler; the handler alone), from
@@ -122,16 +125,34 @@ func run(ctx context.Context, p params) error {
 	}
 	defer stopNginx()
 
+	// A bare Go reverse proxy, for comparison only.
+	goPort, err := freePort()
+	if err != nil {
+		return err
+	}
+	goProxy := exec.Command(bin, "-socket", socket, "-proxy", fmt.Sprintf("127.0.0.1:%d", goPort),
+		"-cert", filepath.Join(pki, "serving.crt"), "-key", filepath.Join(pki, "serving.key"))
+	goProxy.Stderr = os.Stderr
+	if err := goProxy.Start(); err != nil {
+		return err
+	}
+	defer func() { _ = goProxy.Process.Signal(syscall.SIGTERM); _ = goProxy.Wait() }()
+
 	targets := []target{
 		{name: "direct", url: "http://upstream/x", socket: socket, pids: func() []int { return []int{up.Process.Pid} }},
 		{name: "nginx", url: fmt.Sprintf("https://127.0.0.1:%d/x", port), tls: tlsCfg,
 			pids: func() []int { return append(withChildren(nginxPid), up.Process.Pid) }},
 		{name: "hub", url: hub.URL() + "/services/providers/bench/x", token: admin.BearerToken, tls: tlsCfg,
 			pids: func() []int { return withChildren(hub.Pid()) }},
+		{name: "go-rp", url: fmt.Sprintf("https://127.0.0.1:%d/x", goPort), tls: tlsCfg,
+			pids: func() []int { return []int{goProxy.Process.Pid, up.Process.Pid} }},
 	}
 	// The plugin starts after the hub is ready.
 	if err := waitOK(ctx, targets[2]); err != nil {
 		return hub.Annotate(err)
+	}
+	if err := waitOK(ctx, targets[3]); err != nil {
+		return err
 	}
 	results := make([]*result, len(targets))
 	for i, t := range targets {
@@ -178,6 +199,7 @@ func report(w *os.File, p params, rs []*result) {
 	fmt.Fprintf(w, "hub/nginx rps: %.2f (target >= 0.80)\n", rps["hub"]/rps["nginx"])
 	fmt.Fprintf(w, "p99 added over direct: hub %.3f ms (target <= 1 ms), nginx %.3f ms\n",
 		benchkit.Ms(by["hub"].P99-by["direct"].P99), benchkit.Ms(by["nginx"].P99-by["direct"].P99))
+	fmt.Fprintf(w, "hub/go-rp rps: %.2f (go-rp: a bare Go ReverseProxy, the floor of a net/http proxy)\n", rps["hub"]/rps["go-rp"])
 }
 
 // perRequest is d per request in microseconds.

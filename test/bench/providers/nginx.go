@@ -65,12 +65,9 @@ func startNginx(ctx context.Context, dir, socket, certFile, keyFile string) (por
 	if err != nil {
 		return 0, 0, nil, err
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	if port, err = freePort(); err != nil {
 		return 0, 0, nil, err
 	}
-	port = l.Addr().(*net.TCPAddr).Port
-	l.Close()
 	for src, dst := range map[string]string{certFile: "tls.crt", keyFile: "tls.key"} {
 		b, err := os.ReadFile(src)
 		if err != nil {
@@ -153,4 +150,14 @@ func giveTo(dir string, uid, gid int) error {
 		}
 		return os.Lchown(p, uid, gid)
 	})
+}
+
+// freePort asks the kernel for a free loopback port.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }

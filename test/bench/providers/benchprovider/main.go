@@ -2,7 +2,8 @@
 // a Wharf provider plugin named "bench" (no arguments: the hub runs it) or,
 // with -socket <path>, as a plain HTTP server on a unix socket, so nginx and
 // the direct target reach the very same handler in the same kind of
-// process.
+// process. With -proxy <addr> it is instead a bare Go reverse proxy to that
+// socket (see upstream.ServeGoProxy).
 package main
 
 import (
@@ -22,12 +23,21 @@ func (provider) Manifest() sdk.Manifest {
 
 func main() {
 	socket := flag.String("socket", "", "serve the handler on this unix socket instead of running as a plugin")
+	proxy := flag.String("proxy", "", "with -socket: reverse-proxy this TLS address to the socket instead")
+	cert := flag.String("cert", "", "with -proxy: serving certificate")
+	key := flag.String("key", "", "with -proxy: serving key")
 	flag.Parse()
-	if *socket == "" {
+	var err error
+	switch {
+	case *socket == "":
 		sdk.Serve(provider{})
 		return
+	case *proxy != "":
+		err = upstream.ServeGoProxy(*proxy, *cert, *key, *socket)
+	default:
+		err = upstream.ServeUnix(*socket)
 	}
-	if err := upstream.ServeUnix(*socket); err != nil {
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchprovider:", err)
 		os.Exit(1)
 	}
