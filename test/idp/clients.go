@@ -10,7 +10,8 @@ import (
 // Client is an OAuth client registered at the IdP.
 type Client struct {
 	ID string
-	// Secret authenticates a confidential client at the token endpoint.
+	// Secret authenticates a confidential client at the token endpoint
+	// (HTTP Basic, client_secret_basic).
 	// Empty means a public (native) client, which must use PKCE; its
 	// loopback redirect URIs match any port (RFC 8252, section 7.3).
 	Secret       string

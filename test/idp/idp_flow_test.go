@@ -6,7 +6,10 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/wharfhub/wharf/test/idp"
 )
 
 func TestCodeFlowWithPKCE(t *testing.T) {
@@ -165,4 +168,52 @@ func submit(c *http.Client, page, user, pass string) (*http.Response, error) {
 		r.Body.Close()
 	}
 	return r, err
+}
+
+func TestConfidentialClient(t *testing.T) {
+	const hubRedirect = "https://127.0.0.1:40002/auth/callback"
+	p := idp.StartWith(t, idp.Options{
+		Clients: []idp.Client{{ID: "hub", Secret: "s3cret", RedirectURIs: []string{hubRedirect}}},
+		Users:   []idp.User{ada},
+	})
+	c := browser(t, p)
+	c.CheckRedirect = func(r *http.Request, _ []*http.Request) error {
+		if r.URL.Host == "127.0.0.1:40002" {
+			return http.ErrUseLastResponse
+		}
+		return nil
+	}
+	q := url.Values{"client_id": {"hub"}, "redirect_uri": {hubRedirect}, "response_type": {"code"}, "scope": {"openid email groups"}, "state": {"s"}}
+	resp, err := c.Get(p.URL + "/authorize?" + q.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	resp, err = idp.SubmitLogin(context.Background(), c, resp.Request.URL.String(), ada.Username, ada.Password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	loc, _ := url.Parse(resp.Header.Get("Location"))
+	code := loc.Query().Get("code")
+	if resp.StatusCode != http.StatusFound || code == "" {
+		t.Fatalf("login: %d %s", resp.StatusCode, loc)
+	}
+	exchange := func(secret string) int {
+		req, _ := http.NewRequest(http.MethodPost, p.URL+"/oauth/token", strings.NewReader(url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {hubRedirect}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.SetBasicAuth("hub", secret)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := exchange("wrong"); got == http.StatusOK {
+		t.Error("code exchanged with a wrong client secret")
+	}
+	if got := exchange("s3cret"); got != http.StatusOK {
+		t.Errorf("code exchange with the client secret: %d", got)
+	}
 }
