@@ -4,7 +4,8 @@
 //  1. Static tokens: the generated admin token, then --token-auth-file.
 //  2. Hub service-account tokens (reserved slot; not built yet).
 //  3. OIDC ID tokens from one issuer (--oidc-* flags).
-//  4. The browser session cookie (later; it is not a bearer token).
+//  4. The browser session cookie (hub/login), only for requests without
+//     Authorization: a bearer request never falls back to the cookie.
 //
 // # OIDC implementation
 //

@@ -47,12 +47,14 @@ func NewBackend(providers Providers, identity IdentityResolver) *Backend {
 
 // rewriteBackend runs after ReverseProxy removed hop-by-hop headers
 // (including any named in Connection), so the identity set here cannot be
-// removed again. Authorization is carried over from the inbound request.
+// removed again. Authorization is carried over from the inbound request;
+// the hub's own cookies and CSRF header are not (stripHubCredentials).
 func rewriteBackend(pr *httputil.ProxyRequest) {
 	f, _ := forwardFrom(pr.In.Context())
 	pr.Out.URL = upstreamURL(plugin.BackendPrefix, f.route, pr.In.URL.RawQuery)
 	pr.Out.Host = ""
 	pr.SetXForwarded()
+	stripHubCredentials(pr.Out.Header)
 	// An empty identity (public path) strips and asserts nothing.
 	sdk.SetIdentity(pr.Out.Header, f.identity)
 }

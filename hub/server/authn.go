@@ -18,17 +18,23 @@ import (
 // AdminUser is the identity of the generated admin token.
 const AdminUser = "wharf-admin"
 
-// newAuthenticator authenticates bearer tokens through hub/authn's union:
-// the generated admin token, the static token file, then OIDC ID tokens if
-// --oidc-* is set. Anonymous requests are never authenticated. ctx must
-// live as long as the hub: OIDC discovery and key refresh run under it.
-func newAuthenticator(ctx context.Context, adminToken, tokenFile string, o *authn.Options) (authenticator.Request, error) {
+// staticTokens are the generated admin token and the static token file.
+func staticTokens(adminToken, tokenFile string) (authenticator.Token, error) {
 	admin := &user.DefaultInfo{Name: AdminUser, UID: AdminUser, Groups: []string{user.SystemPrivilegedGroup}}
 	static, err := authn.StaticTokens(adminToken, admin, tokenFile)
 	if err != nil {
 		return nil, fmt.Errorf("loading --token-auth-file: %w", err)
 	}
-	a, err := o.Authenticator(ctx, static)
+	return static, nil
+}
+
+// newAuthenticator authenticates requests through hub/authn's union:
+// the static tokens, then OIDC ID tokens if --oidc-* is set, then the
+// browser session cookie (nil: none). Anonymous requests are never
+// authenticated. ctx must live as long as the hub: OIDC discovery and key
+// refresh run under it.
+func newAuthenticator(ctx context.Context, static authenticator.Token, o *authn.Options, session authenticator.Request) (*authn.Authenticator, error) {
+	a, err := o.Authenticator(ctx, static, session)
 	if err != nil {
 		return nil, fmt.Errorf("building authenticator: %w", err)
 	}

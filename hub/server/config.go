@@ -42,6 +42,7 @@ import (
 	"github.com/wharfhub/wharf/hub/bootstrap"
 	wetcd "github.com/wharfhub/wharf/hub/etcd"
 	"github.com/wharfhub/wharf/hub/filters"
+	"github.com/wharfhub/wharf/hub/login"
 	"github.com/wharfhub/wharf/hub/namespaces"
 	"github.com/wharfhub/wharf/hub/openapi"
 	"github.com/wharfhub/wharf/hub/plugins"
@@ -85,6 +86,10 @@ type ExtraConfig struct {
 	Plugins *plugins.Host
 	// NamespaceLifecycle is handed the Namespace storage once it exists.
 	NamespaceLifecycle *namespaces.Lifecycle
+
+	// Login is the browser login; LoginDeps what it uses of the union.
+	Login     *login.Login
+	LoginDeps login.Deps
 
 	AdminToken     string
 	KubeconfigPath string
@@ -168,7 +173,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	if extra.AdminToken, err = bootstrap.LoadOrCreateToken(filepath.Join(o.DataDir, "admin-token")); err != nil {
 		return nil, err
 	}
-	if gc.Authentication.Authenticator, err = newAuthenticator(ctx, extra.AdminToken, o.TokenAuthFile, o.Authn); err != nil {
+	if gc.Authentication.Authenticator, err = o.newLoginAuthenticator(ctx, &extra); err != nil {
 		return nil, err
 	}
 	extra.Admins = admins{users: sets.New(o.AdminUsers...), groups: sets.New(o.AdminGroups...)}
@@ -195,7 +200,9 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		// cut SSE and websockets, RBAC has no rules for them, and public
 		// paths (agent tunnels) carry no credentials. The backend proxy
 		// authenticates and checks workspace access itself (hub/proxy).
-		return proxy.WithProviderRoutes(h, backend, ui, c.Authentication.Authenticator, c.Authentication.APIAudiences)
+		h = proxy.WithProviderRoutes(h, backend, ui, c.Authentication.Authenticator, c.Authentication.APIAudiences)
+		// Login endpoints, session refresh and CSRF (hub/login).
+		return withLogin(h, &extra)
 	}
 	// apiextensions shares authn, authz and the handler chain settings.
 	apiextCfg.GenericConfig.Authentication = gc.Authentication

@@ -15,6 +15,7 @@ import (
 	"github.com/wharfhub/wharf/hub/plugins"
 
 	"github.com/wharfhub/wharf/hub/authn"
+	"github.com/wharfhub/wharf/hub/login"
 )
 
 // Options are the hub's command-line options, grouped by subsystem.
@@ -32,6 +33,8 @@ type Options struct {
 	TokenAuthFile string
 	// Authn holds the --oidc-* flags.
 	Authn *authn.Options
+	// Login holds browser login, token login and login rate limits.
+	Login *login.Options
 
 	// Plugins are the provider binaries the hub runs and supervises.
 	Plugins *plugins.Options
@@ -50,6 +53,7 @@ func NewOptions() *Options {
 		AdminGroups:   []string{"system:masters"},
 		Plugins:       plugins.NewOptions(),
 		Authn:         authn.NewOptions(),
+		Login:         login.NewOptions(),
 	}
 	o.SecureServing.BindPort = 9443
 	o.SecureServing.BindAddress = net.ParseIP("127.0.0.1")
@@ -71,6 +75,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	a := fss.FlagSet("authentication")
 	a.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "CSV file of static bearer tokens: token,user,uid,\"group1,group2\".")
 	o.Authn.AddFlags(a)
+	o.Login.AddFlags(a)
 	o.Plugins.AddFlags(fss.FlagSet("providers"))
 	z := fss.FlagSet("authorization")
 	z.StringSliceVar(&o.AdminUsers, "admin-user", o.AdminUsers, "Users who may do everything in every workspace, /clusters/* included. Repeatable.")
@@ -118,5 +123,6 @@ func (o *Options) Validate() []error {
 		}
 	}
 	errs = append(errs, o.Authn.Validate()...)
+	errs = append(errs, o.Login.Validate(o.Authn.OIDC.Enabled())...)
 	return errs
 }
