@@ -24,7 +24,8 @@ func safeMethod(m string) bool {
 // Origin, a Referer) of the hub's external URL AND the session's CSRF
 // token in X-Wharf-CSRF. Bearer requests (any Authorization header) are
 // not cookie requests and pass unchanged; so do requests with no or an
-// invalid cookie, which authentication refuses later anyway.
+// invalid cookie, which authentication refuses later anyway. A
+// cookie-authenticated protocol upgrade (websocket) needs the same Origin.
 //
 // Two independent checks because each has gaps alone: Origin is missing
 // from some same-origin requests and can be stripped by privacy proxies
@@ -35,7 +36,8 @@ func safeMethod(m string) bool {
 func WithCSRF(delegate http.Handler, a *SessionAuthenticator, externalURL string) http.Handler {
 	origin := originOf(externalURL)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if safeMethod(r.Method) {
+		upgrade := r.Header.Get("Upgrade") != ""
+		if safeMethod(r.Method) && !upgrade {
 			delegate.ServeHTTP(w, r)
 			return
 		}
@@ -44,7 +46,12 @@ func WithCSRF(delegate http.Handler, a *SessionAuthenticator, externalURL string
 			delegate.ServeHTTP(w, r)
 			return
 		}
-		if !sameOrigin(r, origin) || !tokenMatches(r.Header.Get(CSRFHeader), s.CSRF) {
+		// A protocol upgrade (websocket) is a GET that opens a two-way
+		// channel: cross-site websocket hijacking is CSRF with a reply.
+		// Browsers always send Origin on it but cannot add headers, so
+		// it needs the same origin only.
+		tokenOK := upgrade && safeMethod(r.Method) || tokenMatches(r.Header.Get(CSRFHeader), s.CSRF)
+		if !sameOrigin(r, origin) || !tokenOK {
 			klog.FromContext(r.Context()).V(2).Info("CSRF check failed", "method", r.Method, "path", r.URL.Path, "session", shortID(s.ID))
 			writeStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden,
 				"cross-site request refused: cookie-authenticated requests need a same-origin Origin and the "+CSRFHeader+" header")

@@ -39,6 +39,10 @@ func TestCSRF(t *testing.T) {
 		{name: "foreign Origin, same-origin Referer", method: http.MethodPost, headers: map[string]string{"Origin": "https://evil.example", "Referer": ext + "/", CSRFHeader: "the-token"}},
 		{name: "missing Origin and Referer", method: http.MethodPost, headers: map[string]string{CSRFHeader: "the-token"}},
 		{name: "foreign Referer", method: http.MethodPost, headers: map[string]string{"Referer": "https://evil.example/" + ext, CSRFHeader: "the-token"}},
+		{name: "websocket upgrade from the hub's origin", method: http.MethodGet, headers: map[string]string{"Upgrade": "websocket", "Connection": "Upgrade", "Origin": ext}, allowed: true},
+		{name: "websocket upgrade from a foreign origin", method: http.MethodGet, headers: map[string]string{"Upgrade": "websocket", "Connection": "Upgrade", "Origin": "https://evil.example"}},
+		{name: "websocket upgrade without Origin", method: http.MethodGet, headers: map[string]string{"Upgrade": "websocket", "Connection": "Upgrade"}},
+		{name: "bearer websocket exempt", method: http.MethodGet, headers: map[string]string{"Upgrade": "websocket", "Authorization": "Bearer t", "Origin": "https://evil.example"}, allowed: true},
 		{name: "bearer exempt (cookie too)", method: http.MethodPost, headers: map[string]string{"Authorization": "Bearer t", "Origin": "https://evil.example"}, allowed: true},
 		{name: "no cookie: authentication decides", method: http.MethodPost, noCook: true, allowed: true},
 	} {

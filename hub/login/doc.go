@@ -70,9 +70,11 @@
 //   - CSRF on the API and the provider proxies: cookie-authenticated
 //     state-changing requests need a same-origin Origin (or Referer) AND
 //     the X-Wharf-CSRF header equal to the session's CSRF token (see
-//     [WithCSRF]). A request with any Authorization header is a bearer
-//     request: the cookie is ignored entirely, so a bad bearer token
-//     cannot fall back to the cookie and dodge the CSRF check.
+//     [WithCSRF]). Cookie-authenticated websocket upgrades need the same
+//     Origin (cross-site websocket hijacking). A request with any
+//     Authorization header is a bearer request: the cookie is ignored
+//     entirely, so a bad bearer token cannot fall back to the cookie and
+//     dodge the CSRF check.
 //   - Open redirects: then must be a same-origin path ([SafeRedirect]);
 //     anything else is refused at /auth/login, before the IdP is involved.
 //   - Session theft through a provider: the backend proxy strips the
@@ -88,6 +90,10 @@
 //   - Probing: every rejected state answers one 400, every rejected cookie
 //     or token one 401; logs carry a reason but never a token, cookie
 //     value or verifier (session ids appear shortened).
+//
+// Cost per cookie request (BenchmarkSessionAuthenticate): opening the
+// cookie is about 2µs; the etcd read that makes logout immediate on every
+// replica dominates (about 0.3ms against embedded etcd on 2 busy cores).
 //
 // Not covered: a compromised IdP or hub host; revocation at the IdP
 // before the ID token expires (bounded by the ID token lifetime); a

@@ -10,7 +10,9 @@ import (
 )
 
 // testEtcd starts a real embedded etcd for the test.
-func testEtcd(t *testing.T) *clientv3.Client {
+func testEtcd(t *testing.T) *clientv3.Client { return testEtcdB(t) }
+
+func testEtcdB(t testing.TB) *clientv3.Client {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	e, err := wetcd.StartEmbedded(ctx, t.TempDir())

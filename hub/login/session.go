@@ -45,12 +45,20 @@ func newSessions(secret []byte) (*sessions, error) {
 	return &sessions{s: s}, nil
 }
 
+// maxCookieValue keeps the whole Set-Cookie under the 4096 bytes every
+// browser stores; a larger cookie would be dropped silently.
+const maxCookieValue = 3800
+
 func (x *sessions) seal(s Session) (string, error) {
 	body, err := json.Marshal(s)
 	if err != nil {
 		return "", fmt.Errorf("encoding session: %w", err)
 	}
-	return x.s.seal(body, []byte(SessionCookie))
+	v, err := x.s.seal(body, []byte(SessionCookie))
+	if err == nil && len(v) > maxCookieValue {
+		return "", fmt.Errorf("session of %s with %d groups does not fit in a cookie (%d bytes)", s.User, len(s.Groups), len(v))
+	}
+	return v, err
 }
 
 // open returns the session in value if it is authentic and not past its

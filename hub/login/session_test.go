@@ -1,6 +1,7 @@
 package login
 
 import (
+	"fmt"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -51,6 +52,19 @@ func TestSessionSealOpen(t *testing.T) {
 				t.Fatalf("got %+v", got)
 			}
 		})
+	}
+}
+
+// TestSessionTooLarge: a session a browser would silently drop is an
+// error at login, not a mysterious logout.
+func TestSessionTooLarge(t *testing.T) {
+	x, _ := newSessions(testKey(t))
+	groups := make([]string, 200)
+	for i := range groups {
+		groups[i] = fmt.Sprintf("a-rather-long-group-name-%03d", i)
+	}
+	if _, err := x.seal(Session{ID: "sid", User: "u", CSRF: "c", Groups: groups, Expiry: time.Now().Add(time.Hour).Unix()}); err == nil {
+		t.Fatal("sealed a session too large for a cookie")
 	}
 }
 
