@@ -113,6 +113,25 @@ func startHub(t *testing.T, opts hubOptions) *hubProc {
 func (h *hubProc) start() {
 	t := h.t
 	t.Helper()
+	// freePort's port (and embedded etcd's) is only reserved until the hub
+	// binds it; on a shared machine another process can take it first.
+	// That is the harness's race, not the hub's, so it retries.
+	for attempt := 1; ; attempt++ {
+		err := h.startOnce()
+		if err == nil {
+			return
+		}
+		if attempt < 3 && strings.Contains(h.log.String(), "address already in use") {
+			t.Logf("wharf-hub lost a port race, retrying: %v", err)
+			continue
+		}
+		t.Fatalf("wharf-hub not ready: %v\n%s", err, h.log.String())
+	}
+}
+
+func (h *hubProc) startOnce() error {
+	t := h.t
+	t.Helper()
 	h.port = h.opts.port
 	if h.port == 0 {
 		h.port = freePort(t)
@@ -136,8 +155,9 @@ func (h *hubProc) start() {
 	h.Kubecfg = filepath.Join(h.opts.dataDir, "admin.kubeconfig")
 	if err := h.waitReady(90 * time.Second); err != nil {
 		h.stop()
-		t.Fatalf("wharf-hub not ready: %v\n%s", err, h.log.String())
+		return err
 	}
+	return nil
 }
 
 func (h *hubProc) waitReady(timeout time.Duration) error {
