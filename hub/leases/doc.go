@@ -1,0 +1,20 @@
+// Package leases decides which hub replica runs each replicas: single
+// provider. The replicas compete for one coordination.k8s.io/v1 Lease per
+// provider (kube-system/provider-<name> in the root workspace), through
+// the hub's own API and client-go leader election; [Gate] implements
+// plugins.Gate on top.
+//
+// # Guarantees
+//
+//   - At most one replica runs the plugin as long as the timings hold: a
+//     holder that cannot renew for RenewDeadline stops leading, and the
+//     plugin host stops the plugin (bounded by its StopTimeout), before
+//     any other replica may take the Lease, which needs LeaseDuration
+//     without renewal. LeaseDuration − RenewDeadline is the time the old
+//     holder has to stop.
+//   - A replica that stops leading gives the Lease up only after the
+//     plugin is stopped, so a clean shutdown hands over within one retry
+//     period rather than a whole LeaseDuration.
+//   - A killed holder is replaced after at most LeaseDuration plus a retry
+//     period (15 s + 2–4.4 s by default), plus the plugin's start.
+package leases
