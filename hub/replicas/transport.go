@@ -60,9 +60,14 @@ func (p *Peers) Get(ctx context.Context, name string) (Peer, error) {
 	if err != nil || u.Scheme != "https" || u.Host == "" {
 		return Peer{}, fmt.Errorf("replica %q registered internal URL %q: not an https URL", name, rep.InternalURL)
 	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(rep.CABundle) {
-		return Peer{}, errors.New("replica " + name + " registered no usable CA bundle")
+	// No bundle means the replica's certificate chains to a public root
+	// (an operator-provided certificate): verify against the system roots.
+	var pool *x509.CertPool
+	if len(rep.CABundle) > 0 {
+		pool = x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(rep.CABundle) {
+			return Peer{}, errors.New("replica " + name + " registered an unusable CA bundle")
+		}
 	}
 	tr := &http.Transport{
 		Proxy:               nil, // replicas talk directly

@@ -83,6 +83,10 @@ type ExtraConfig struct {
 	RBAC *workspaceRBAC
 	// Plugins runs and supervises the provider plugins.
 	Plugins *plugins.Host
+	// ReplicaName is this hub replica's name (--replica-name).
+	ReplicaName string
+	// Replicas is this replica among its peers (replicas.go).
+	Replicas *replicaSet
 	// NamespaceLifecycle is handed the Namespace storage once it exists.
 	NamespaceLifecycle *namespaces.Lifecycle
 
@@ -177,11 +181,15 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		return nil, err
 	}
 	genericapiserver.AuthorizeClientBearerToken(gc.LoopbackClientConfig, &gc.Authentication, &gc.Authorization)
-	if extra.Plugins, err = o.newPluginHost(); err != nil {
+	extra.ReplicaName = o.Replica.Name
+	if extra.Replicas, err = o.newReplicaSet(ctx, &extra, gc.LoopbackClientConfig); err != nil {
 		return nil, err
 	}
-	targets := providerTargets(extra.Plugins)
-	backend := proxy.NewBackend(targets, workspaceIdentity{index: extra.Index, authz: gc.Authorization.Authorizer})
+	if extra.Plugins, err = o.newPluginHost(extra.Replicas); err != nil {
+		return nil, err
+	}
+	targets := extra.Replicas.targets(providerTargets(extra.Plugins), extra.Plugins)
+	backend := proxy.NewBackend(targets, workspaceIdentity{index: extra.Index, authz: gc.Authorization.Authorizer}).WithHop(extra.Replicas.asserter)
 	ui := proxy.NewUI(targets, portalShellPlaceholder)
 	gc.BuildHandlerChainFunc = func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
 		// Innermost: complete workspace resolution once the caller is
@@ -270,7 +278,7 @@ func newEtcdClient(t storagebackend.TransportConfig) (*clientv3.Client, error) {
 }
 
 // newPluginHost prepares (but does not start) the provider plugins.
-func (o *Options) newPluginHost() (*plugins.Host, error) {
+func (o *Options) newPluginHost(rs *replicaSet) (*plugins.Host, error) {
 	specs, err := o.Plugins.Specs()
 	if err != nil {
 		return nil, err
@@ -284,5 +292,6 @@ func (o *Options) newPluginHost() (*plugins.Host, error) {
 	// catalog (ProviderBinding).
 	return plugins.New(plugins.Config{
 		DataDir: o.DataDir, HubURL: o.ExternalURL, Specs: specs, ProviderConfigs: cfgs, Supervision: o.Plugins.Supervision,
+		Replica: rs.name, Gate: rs.gate,
 	})
 }

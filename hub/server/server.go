@@ -191,6 +191,9 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 	if err := startBackground(s, bg); err != nil {
 		return nil, err
 	}
+	if err := x.Replicas.start(s); err != nil {
+		return nil, err
+	}
 	return h, nil
 }
 
