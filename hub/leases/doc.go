@@ -8,10 +8,12 @@
 //
 //   - At most one replica runs the plugin as long as the timings hold: a
 //     holder that cannot renew for RenewDeadline stops leading, and the
-//     plugin host stops the plugin (bounded by its StopTimeout), before
-//     any other replica may take the Lease, which needs LeaseDuration
-//     without renewal. LeaseDuration − RenewDeadline is the time the old
-//     holder has to stop.
+//     plugin host stops the plugin (a polite Stop bounded by 3 s, then the
+//     process-group kill) before any other replica may take the Lease,
+//     which needs LeaseDuration without renewal. LeaseDuration −
+//     RenewDeadline (5 s by default) is the time the old holder has to
+//     stop. Like any lease this assumes clocks run at similar rates; there
+//     is no fencing token.
 //   - A replica that stops leading gives the Lease up only after the
 //     plugin is stopped, so a clean shutdown hands over within one retry
 //     period rather than a whole LeaseDuration.

@@ -2,11 +2,17 @@ package plugins
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/klog/v2"
 
 	"github.com/wharfhub/wharf/sdk/plugin"
 )
+
+// lostStopTimeout bounds the polite Stop of a plugin whose Gate was lost:
+// leader election leaves LeaseDuration − RenewDeadline (5 s by default)
+// between the holder giving up and another replica taking over.
+const lostStopTimeout = 3 * time.Second
 
 // Gate keeps a replicas: single provider running on at most one hub
 // replica (package leases implements it with a coordination Lease).
@@ -52,7 +58,7 @@ func (h *Host) gated(ctx context.Context, p *provider, l *launched) {
 	h.update(p, func(s *Status) { s.State, s.Descriptor, s.Pid = StateStandby, l.d, 0 })
 	lead := func(lctx context.Context) {
 		log.Info("Holding single-replica provider; starting it")
-		h.superviseLoop(lctx, p, nil)
+		h.superviseLoop(ctx, lctx, p, nil)
 		if ctx.Err() == nil {
 			log.Info("Lost single-replica provider; stopped it")
 			h.update(p, func(s *Status) { s.State, s.Pid = StateStandby, 0 })

@@ -40,7 +40,7 @@ var errExited = errors.New("plugin process exited")
 // this replica holds it (see gate.go).
 func (h *Host) supervise(ctx context.Context, p *provider) {
 	if h.cfg.Gate == nil {
-		h.superviseLoop(ctx, p, nil)
+		h.superviseLoop(ctx, ctx, p, nil)
 		return
 	}
 	l, ok := h.firstLaunch(ctx, p)
@@ -48,7 +48,7 @@ func (h *Host) supervise(ctx context.Context, p *provider) {
 		return
 	}
 	if l.d.Replicas != plugin.ReplicasSingle {
-		h.superviseLoop(ctx, p, l)
+		h.superviseLoop(ctx, ctx, p, l)
 		return
 	}
 	h.gated(ctx, p, l)
@@ -62,7 +62,10 @@ type launched struct {
 
 // superviseLoop runs the plugin until ctx is done, restarting it with
 // backoff. first, when set, is an already launched process to start.
-func (h *Host) superviseLoop(ctx context.Context, p *provider, first *launched) {
+// hubCtx is the Host's own context: when ctx ends before it, a Gate took
+// the provider away, and the plugin must be gone quickly (lostStopTimeout)
+// because another replica is about to start it.
+func (h *Host) superviseLoop(hubCtx, ctx context.Context, p *provider, first *launched) {
 	log := klog.FromContext(ctx)
 	sv := h.cfg.Supervision
 	attempt := 0
@@ -76,7 +79,11 @@ func (h *Host) superviseLoop(ctx context.Context, p *provider, first *launched) 
 			err = h.watch(ctx, c)
 			h.down(p)
 			if ctx.Err() != nil {
-				h.shutdown(ctx, c)
+				stop := h.cfg.Supervision.StopTimeout
+				if hubCtx.Err() == nil {
+					stop = min(stop, lostStopTimeout)
+				}
+				h.shutdown(ctx, c, stop)
 				h.update(p, func(s *Status) { s.State, s.Pid = StateStopped, 0 })
 				return
 			}
@@ -237,8 +244,8 @@ func (h *Host) watch(ctx context.Context, c *plugin.Client) error {
 
 // shutdown stops the plugin politely on a context that outlives the hub's,
 // then kills its process group whatever Stop said.
-func (h *Host) shutdown(ctx context.Context, c *plugin.Client) {
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.cfg.Supervision.StopTimeout)
+func (h *Host) shutdown(ctx context.Context, c *plugin.Client, timeout time.Duration) {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
 	if err := c.Close(sctx); err != nil {
 		klog.FromContext(ctx).V(2).Info("Provider stop failed; killed", "err", err)

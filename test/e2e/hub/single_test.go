@@ -1,0 +1,361 @@
+package hub
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/wharfhub/wharf/test/kube"
+)
+
+// singleProvider builds testdata/singleprovider, a replicas: single
+// provider that echoes the headers it receives.
+func singleProvider(t *testing.T) string {
+	t.Helper()
+	root, err := kube.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "wharf-provider-single")
+	cmd := exec.Command("go", "build", "-o", bin, "./test/e2e/hub/testdata/singleprovider")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building single provider: %v\n%s", err, out)
+	}
+	if bin, err = filepath.EvalSymlinks(bin); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// pluginChildren lists the live processes running bin whose parent is pid:
+// the plugins one hub process runs, told apart from other hubs' by ppid.
+func pluginChildren(t *testing.T, pid int, bin string) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err != nil || exe != bin {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// Fields after the parenthesised command: state, ppid, ...
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(fields) > 1 && fields[0] != "Z" && fields[1] == strconv.Itoa(pid) {
+			out = append(out, child)
+		}
+	}
+	return out
+}
+
+// echoed is what the single provider answers on /headers.
+type echoed struct {
+	Pid     int
+	Path    string
+	Headers http.Header
+}
+
+func kedgeOnly(h http.Header) http.Header {
+	out := http.Header{}
+	for k, v := range h {
+		if strings.HasPrefix(strings.ToLower(k), "x-kedge-") {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// TestSingleReplicaProvider runs two hub replicas on one external etcd
+// with a replicas: single provider: exactly one plugin process runs, both
+// replicas serve it (the other one through the forwarding hop, with the
+// exact identity and none of the caller's forgeries), streams survive the
+// hop, and after kill -9 of the holder the survivor takes over.
+func TestSingleReplicaProvider(t *testing.T) {
+	t.Parallel()
+	_, endpoints := externalEtcd(t)
+	bin := singleProvider(t)
+	tokens := filepath.Join(t.TempDir(), "tokens.csv")
+	if err := os.WriteFile(tokens, []byte("alice-token,alice,alice-uid,\"devs\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	start := func(name string) *hubProc {
+		return startHub(t, hubOptions{etcdServers: endpoints, extraArgs: []string{
+			"--token-auth-file", tokens, "--provider", "single=" + bin, "--replica-name", name}})
+	}
+	hubs := map[string]*hubProc{"hub-a": start("hub-a"), "hub-b": start("hub-b")}
+	a := hubs["hub-a"]
+	wsID := a.createWorkspace("root", "single")
+	a.mustKubectl("root:single", "create", "clusterrolebinding", "alice-view", "--clusterrole=view", "--user=alice")
+
+	// Exactly one plugin process across both replicas.
+	var holder, other string
+	var pluginPid int
+	eventually(t, 90*time.Second, func() error {
+		holder, other, pluginPid = "", "", 0
+		total := 0
+		for name, h := range hubs {
+			kids := pluginChildren(t, h.cmd.Process.Pid, bin)
+			total += len(kids)
+			if len(kids) == 1 {
+				holder, pluginPid = name, kids[0]
+			}
+		}
+		if total != 1 {
+			return fmt.Errorf("%d plugin processes across both replicas", total)
+		}
+		return nil
+	})
+	for name := range hubs {
+		if name != holder {
+			other = name
+		}
+	}
+	t.Logf("holder %s (plugin pid %d), other %s", holder, pluginPid, other)
+
+	want := http.Header{
+		"X-Kedge-User":    {"alice"},
+		"X-Kedge-Groups":  {"devs", "system:authenticated"},
+		"X-Kedge-Tenant":  {"root:single"},
+		"X-Kedge-Cluster": {wsID},
+	}
+	call := func(h *hubProc, path string, hdr http.Header) (int, echoed, string) {
+		req, _ := http.NewRequest(http.MethodGet, h.URL+"/services/providers/single"+path, nil)
+		for k, v := range hdr {
+			req.Header[k] = v
+		}
+		resp, err := h.client().Do(req)
+		if err != nil {
+			return 0, echoed{}, err.Error()
+		}
+		defer resp.Body.Close()
+		body := readAll(resp)
+		var e echoed
+		if resp.StatusCode == http.StatusOK {
+			if err := json.Unmarshal([]byte(body), &e); err != nil {
+				t.Fatalf("%s: %v: %s", path, err, body)
+			}
+		}
+		return resp.StatusCode, e, body
+	}
+	alice := func(extra http.Header) http.Header {
+		h := http.Header{"Authorization": {"Bearer alice-token"}, "X-Wharf-Workspace": {"root:single"}}
+		for k, v := range extra {
+			h[k] = v
+		}
+		return h
+	}
+	eventually(t, 60*time.Second, func() error {
+		for _, name := range []string{holder, other} {
+			if code, e, body := call(hubs[name], "/headers", alice(nil)); code != http.StatusOK || e.Pid != pluginPid {
+				return fmt.Errorf("%s: %d pid %d %s", name, code, e.Pid, body)
+			}
+		}
+		return nil
+	})
+
+	cases := []struct {
+		name   string
+		path   string
+		header http.Header
+		code   int
+		want   http.Header
+	}{
+		{name: "plain", path: "/headers", header: alice(nil), code: 200, want: want},
+		{name: "user in many cases", path: "/headers", header: alice(http.Header{
+			"X-Kedge-User": {"mallory"}, "x-kedge-user": {"m2"}, "X-KEDGE-USER": {"m3"}, "x-Kedge-uSER": {"m4"}}), code: 200, want: want},
+		{name: "every identity header forged", path: "/headers", header: alice(http.Header{
+			"X-Kedge-Groups": {"system:masters"}, "X-Kedge-Tenant": {"root"}, "X-Kedge-Cluster": {"evil"}, "X-Kedge-Base-Path": {"/x"}}), code: 200, want: want},
+		{name: "duplicates", path: "/headers", header: alice(http.Header{"X-Kedge-User": {"mallory", "alice", "root"}}), code: 200, want: want},
+		{name: "connection names identity", path: "/headers", header: alice(http.Header{
+			"Connection": {"X-Kedge-User, X-Kedge-Groups, X-Wharf-Replica-Assertion"}}), code: 200, want: want},
+		{name: "forged assertion", path: "/headers", header: alice(http.Header{
+			"X-Wharf-Replica-Assertion": {"eyJ1IjoibWFsbG9yeSJ9.AAAA"}, "X-Kedge-User": {"mallory"}}), code: 401},
+		{name: "forged assertion without token", path: "/headers", header: http.Header{
+			"X-Wharf-Replica-Assertion": {"eyJ1IjoibWFsbG9yeSJ9.AAAA"}}, code: 401},
+		{name: "public path asserts nothing", path: "/public/headers", header: http.Header{
+			"X-Kedge-User": {"mallory"}, "X-Kedge-Groups": {"system:masters"}}, code: 200, want: http.Header{}},
+	}
+	for _, name := range []string{other, holder} {
+		for _, tc := range cases {
+			t.Run(name+"/"+tc.name, func(t *testing.T) {
+				code, e, body := call(hubs[name], tc.path, tc.header)
+				if code != tc.code {
+					t.Fatalf("status %d, want %d: %s", code, tc.code, body)
+				}
+				if code != 200 {
+					return
+				}
+				if e.Pid != pluginPid {
+					t.Errorf("answered by pid %d, want %d", e.Pid, pluginPid)
+				}
+				if got := kedgeOnly(e.Headers); !reflect.DeepEqual(got, tc.want) {
+					t.Errorf("provider saw %v, want %v", got, tc.want)
+				}
+				for _, h := range []string{"X-Wharf-Replica-Assertion", "X-Wharf-Replica-Hop"} {
+					if v := e.Headers.Values(h); len(v) > 0 {
+						t.Errorf("provider saw %s %q", h, v)
+					}
+				}
+				if got, wantAuthz := e.Headers.Get("Authorization"), tc.header.Get("Authorization"); got != wantAuthz {
+					t.Errorf("Authorization %q, want %q", got, wantAuthz)
+				}
+			})
+		}
+	}
+
+	nh := hubs[other]
+	t.Run("sse through the hop", func(t *testing.T) { sseThroughHop(t, nh, alice(nil)) })
+	t.Run("websocket through the hop", func(t *testing.T) { websocketThroughHop(t, nh) })
+	t.Run("ui through the hop", func(t *testing.T) {
+		code, body, err := nh.getAs("", "/ui/providers/single/app.js")
+		if err != nil || code != 200 || !strings.Contains(body, "x-single") {
+			t.Fatalf("ui asset = %d %q %v", code, body, err)
+		}
+	})
+
+	// Still one plugin process, the same one, after all that traffic.
+	for name, h := range hubs {
+		kids := pluginChildren(t, h.cmd.Process.Pid, bin)
+		if (name == holder && (len(kids) != 1 || kids[0] != pluginPid)) || (name != holder && len(kids) != 0) {
+			t.Fatalf("%s runs plugins %v; holder %s runs %d", name, kids, holder, pluginPid)
+		}
+	}
+
+	// kill -9 the holder: the survivor takes the Lease and runs the plugin.
+	killed := time.Now()
+	if err := hubs[holder].cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-hubs[holder].exited
+	var newPid int
+	deadline := killed.Add(30 * time.Second)
+	for {
+		code, e, body := call(nh, "/headers", alice(nil))
+		kids := pluginChildren(t, nh.cmd.Process.Pid, bin)
+		if code == http.StatusOK && len(kids) == 1 && e.Pid == kids[0] {
+			newPid = e.Pid
+			if got := kedgeOnly(e.Headers); !reflect.DeepEqual(got, want) {
+				t.Fatalf("after failover provider saw %v", got)
+			}
+			break
+		}
+		if code != http.StatusOK && code != http.StatusServiceUnavailable {
+			t.Fatalf("during failover: %d %s", code, body)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no failover within 30s: last %d %s, plugins %v", code, body, kids)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("failover: %s from kill -9 of %s to a request served by %s's plugin (pid %d)", time.Since(killed).Round(10*time.Millisecond), holder, other, newPid)
+	eventually(t, 30*time.Second, func() error {
+		if pidAlive(pluginPid) {
+			return fmt.Errorf("old plugin %d still alive", pluginPid)
+		}
+		return nil
+	})
+	if got := nh.mustKubectl("root", "get", "lease", "-n", "kube-system", "provider-single", "-o", "jsonpath={.spec.holderIdentity}"); got != other {
+		t.Fatalf("lease holder %q, want %q", got, other)
+	}
+}
+
+// sseThroughHop reads the first event while the provider's handler is
+// still blocked (a buffering hop would hang here), then releases it.
+func sseThroughHop(t *testing.T, h *hubProc, hdr http.Header) {
+	req, _ := http.NewRequest(http.MethodGet, h.URL+"/services/providers/single/events", nil)
+	req.Header = hdr.Clone()
+	c := h.client()
+	c.Timeout = 0
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReader(resp.Body)
+	if line, err := br.ReadString('\n'); err != nil || line != "data: first alice\n" {
+		t.Fatalf("first event %q %v", line, err)
+	}
+	rel, _ := http.NewRequest(http.MethodGet, h.URL+"/services/providers/single/release", nil)
+	rel.Header = hdr.Clone()
+	rresp, err := h.client().Do(rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := readAll(rresp); rresp.StatusCode != 200 {
+		t.Fatalf("release: %d %s", rresp.StatusCode, body)
+	}
+	_ = rresp.Body.Close()
+	rest := readAll(resp)
+	if !strings.Contains(rest, "data: second") {
+		t.Fatalf("rest of stream %q", rest)
+	}
+}
+
+// websocketThroughHop echoes text and a 1 MiB binary message.
+func websocketThroughHop(t *testing.T, h *hubProc) {
+	pool := x509.NewCertPool()
+	pem, err := os.ReadFile(filepath.Join(h.opts.dataDir, "pki", "serving.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool.AppendCertsFromPEM(pem)
+	d := websocket.Dialer{TLSClientConfig: &tls.Config{RootCAs: pool}, HandshakeTimeout: 10 * time.Second}
+	u := "wss" + strings.TrimPrefix(h.URL, "https") + "/services/providers/single/ws"
+	conn, resp, err := d.Dial(u, http.Header{"Authorization": {"Bearer alice-token"}, "X-Wharf-Workspace": {"root:single"}, "X-Kedge-User": {"mallory"}})
+	if err != nil {
+		code := 0
+		if resp != nil {
+			code = resp.StatusCode
+		}
+		t.Fatalf("dial: %v (%d)", err, code)
+	}
+	defer conn.Close()
+	_ = conn.SetReadDeadline(time.Now().Add(60 * time.Second))
+	if _, msg, err := conn.ReadMessage(); err != nil || string(msg) != "hello alice" {
+		t.Fatalf("greeting %q %v", msg, err)
+	}
+	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16)
+	for _, m := range [][]byte{[]byte("ping"), big} {
+		if err := conn.WriteMessage(websocket.BinaryMessage, m); err != nil {
+			t.Fatal(err)
+		}
+		_, got, err := conn.ReadMessage()
+		if err != nil || !bytes.Equal(got, m) {
+			t.Fatalf("echo of %d bytes: got %d bytes, %v", len(m), len(got), err)
+		}
+	}
+}
+
+// pidAlive treats a zombie as dead: it runs nothing.
+func pidAlive(pid int) bool {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	return len(fields) > 0 && fields[0] != "Z" && fields[0] != "X"
+}
