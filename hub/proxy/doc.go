@@ -44,7 +44,6 @@
 //   - Poison caches with a missing bundle. UI error responses are no-store;
 //     successful ones are cached for minutes, not hours.
 //
-//
 // # The forwarding hop between hub replicas
 //
 // A replicas: single provider runs on one hub replica, the holder
