@@ -23,7 +23,7 @@ type Timings struct {
 
 // DefaultTimings fail over well under 30 s.
 func DefaultTimings() Timings {
-	return Timings{LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second}
+	return Timings{LeaseDuration: 12 * time.Second, RenewDeadline: 8 * time.Second, RetryPeriod: time.Second}
 }
 
 // Config is what a Gate needs.

@@ -10,7 +10,7 @@ import (
 )
 
 // lostStopTimeout bounds the polite Stop of a plugin whose Gate was lost:
-// leader election leaves LeaseDuration − RenewDeadline (5 s by default)
+// leader election leaves LeaseDuration − RenewDeadline (4 s by default)
 // between the holder giving up and another replica taking over.
 const lostStopTimeout = 3 * time.Second
 

@@ -142,6 +142,7 @@ func TestSingleReplicaProvider(t *testing.T) {
 		"X-Kedge-Tenant":  {"root:single"},
 		"X-Kedge-Cluster": {wsID},
 	}
+	var lastHeader http.Header
 	call := func(h *hubProc, path string, hdr http.Header) (int, echoed, string) {
 		req, _ := http.NewRequest(http.MethodGet, h.URL+"/services/providers/single"+path, nil)
 		for k, v := range hdr {
@@ -152,6 +153,7 @@ func TestSingleReplicaProvider(t *testing.T) {
 			return 0, echoed{}, err.Error()
 		}
 		defer resp.Body.Close()
+		lastHeader = resp.Header
 		body := readAll(resp)
 		var e echoed
 		if resp.StatusCode == http.StatusOK {
@@ -251,7 +253,7 @@ func TestSingleReplicaProvider(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-hubs[holder].exited
-	var newPid int
+	var newPid, unavailable int
 	deadline := killed.Add(30 * time.Second)
 	for {
 		code, e, body := call(nh, "/headers", alice(nil))
@@ -263,7 +265,15 @@ func TestSingleReplicaProvider(t *testing.T) {
 			}
 			break
 		}
-		if code != http.StatusOK && code != http.StatusServiceUnavailable {
+		switch code {
+		case http.StatusOK:
+		case http.StatusServiceUnavailable:
+			// No holder known, or it is not running yet: a Status with a hint.
+			if lastHeader.Get("Retry-After") == "" || !strings.Contains(body, `"kind":"Status"`) {
+				t.Fatalf("503 during failover without Retry-After or Status: %v %s", lastHeader, body)
+			}
+			unavailable++
+		default:
 			t.Fatalf("during failover: %d %s", code, body)
 		}
 		if time.Now().After(deadline) {
@@ -271,7 +281,8 @@ func TestSingleReplicaProvider(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Logf("failover: %s from kill -9 of %s to a request served by %s's plugin (pid %d)", time.Since(killed).Round(10*time.Millisecond), holder, other, newPid)
+	t.Logf("failover: %s from kill -9 of %s to a request served by %s's plugin (pid %d); %d requests got 503 meanwhile",
+		time.Since(killed).Round(10*time.Millisecond), holder, other, newPid, unavailable)
 	eventually(t, 30*time.Second, func() error {
 		if pidAlive(pluginPid) {
 			return fmt.Errorf("old plugin %d still alive", pluginPid)
