@@ -88,16 +88,22 @@ func (g *Gate) Run(ctx context.Context, name string, lead func(ctx context.Conte
 		}
 	}
 	for ctx.Err() == nil {
-		if err := g.runOnce(ctx, name, lead, observe); err != nil {
+		gaveUp, err := g.runOnce(ctx, name, lead, observe)
+		if err != nil {
 			log.Error(err, "Leader election for single-replica provider")
+			return
+		}
+		if gaveUp {
+			log.Info("This replica cannot run the provider; released its lease and stopped competing")
 			return
 		}
 	}
 }
 
-// runOnce runs one leader election until it ends: ctx done, or the Lease
-// lost after having been held.
-func (g *Gate) runOnce(ctx context.Context, name string, lead func(ctx context.Context), observe func(string)) error {
+// runOnce runs one leader election until it ends: ctx done, the Lease
+// lost after having been held, or lead giving up (returning while it
+// still held the Lease), which runOnce reports.
+func (g *Gate) runOnce(ctx context.Context, name string, lead func(ctx context.Context), observe func(string)) (gaveUp bool, err error) {
 	lock := &trackingLock{LeaseLock: &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Namespace: g.cfg.Namespace, Name: LeaseName(name)},
 		Client:     g.cfg.Client,
@@ -107,7 +113,10 @@ func (g *Gate) runOnce(ctx context.Context, name string, lead func(ctx context.C
 		le       *leaderelection.LeaderElector
 		reportMu sync.Mutex
 		done     = make(chan struct{})
+		quit     atomic.Bool
 	)
+	rctx, stop := context.WithCancel(ctx)
+	defer stop()
 	// OnNewLeader runs in its own goroutine per change; re-reading the
 	// current holder under a mutex makes the last report the latest.
 	report := func(string) {
@@ -120,7 +129,7 @@ func (g *Gate) runOnce(ctx context.Context, name string, lead func(ctx context.C
 		observe(h)
 	}
 	t := g.cfg.Timings
-	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+	le, err = leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock:          lock,
 		Name:          LeaseName(name),
 		LeaseDuration: t.LeaseDuration,
@@ -130,22 +139,26 @@ func (g *Gate) runOnce(ctx context.Context, name string, lead func(ctx context.C
 			OnStartedLeading: func(lctx context.Context) {
 				defer close(done)
 				lead(lctx)
+				if lctx.Err() == nil {
+					quit.Store(true)
+					stop()
+				}
 			},
 			OnStoppedLeading: func() {},
 			OnNewLeader:      report,
 		},
 	})
 	if err != nil {
-		return fmt.Errorf("leases: %w", err)
+		return false, fmt.Errorf("leases: %w", err)
 	}
-	le.Run(ctx)
+	le.Run(rctx)
 	if lock.acquired.Load() {
 		// Run returns without waiting for OnStartedLeading: wait until the
 		// plugin is stopped before anyone may take over.
 		<-done
 		g.release(ctx, lock)
 	}
-	return nil
+	return quit.Load(), nil
 }
 
 // release hands the Lease over at once when this replica still holds it,

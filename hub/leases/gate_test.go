@@ -99,6 +99,48 @@ func TestGateHandsOver(t *testing.T) {
 	if maxActive.Load() != 1 {
 		t.Fatalf("%d replicas led at once", maxActive.Load())
 	}
+
+	// A replica that cannot run the provider (lead returns while it still
+	// holds the Lease) releases it and stops competing; another takes it.
+	g, err := New(Config{Client: client, Identity: "hub-c", Timings: timings})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cLed atomic.Bool
+	ran := make(chan struct{})
+	go func() {
+		defer close(ran)
+		g.Run(t.Context(), "broken", func(context.Context) { cLed.Store(true) }, func(string) {})
+	}()
+	select {
+	case <-ran:
+	case <-time.After(time.Minute):
+		t.Fatal("Run did not return after lead gave up")
+	}
+	if !cLed.Load() {
+		t.Fatal("hub-c never led")
+	}
+	lease, err = client.Leases("kube-system").Get(t.Context(), LeaseName("broken"), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := lease.Spec.HolderIdentity; h != nil && *h != "" {
+		t.Fatalf("lease still held by %q after giving up", *h)
+	}
+	d, err := New(Config{Client: client, Identity: "hub-d", Timings: timings})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dLed atomic.Bool
+	dctx, dcancel := context.WithCancel(t.Context())
+	dDone := make(chan struct{})
+	go func() {
+		defer close(dDone)
+		d.Run(dctx, "broken", func(lctx context.Context) { dLed.Store(true); <-lctx.Done() }, func(string) {})
+	}()
+	t.Cleanup(func() { dcancel(); <-dDone })
+	waitFor(t, "hub-d to take the released lease", dLed.Load)
+	waitFor(t, "hub-d observed as holder", func() bool { h, ok := d.Holder("broken"); return ok && h == "hub-d" })
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {

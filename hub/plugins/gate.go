@@ -21,8 +21,11 @@ type Gate interface {
 	// done. While this replica holds it, Run calls lead with a context
 	// that ends when the right is lost; lead returns once the plugin is
 	// stopped, and Run must not let another replica take over before lead
-	// has returned (nor return itself while lead runs). observe is called
-	// with the replica name of each newly observed holder ("" for none).
+	// has returned (nor return itself while lead runs). If lead returns
+	// while its context is still alive, this replica cannot run the
+	// provider: Run gives the right up, stops competing and returns.
+	// observe is called with the replica name of each newly observed
+	// holder ("" for none).
 	Run(ctx context.Context, name string, lead func(ctx context.Context), observe func(holder string))
 }
 
@@ -59,16 +62,20 @@ func (h *Host) gated(ctx context.Context, p *provider, l *launched) {
 	lead := func(lctx context.Context) {
 		log.Info("Holding single-replica provider; starting it")
 		h.superviseLoop(ctx, lctx, p, nil)
-		if ctx.Err() == nil {
+		if lctx.Err() != nil && ctx.Err() == nil {
 			log.Info("Lost single-replica provider; stopped it")
 			h.update(p, func(s *Status) { s.State, s.Pid = StateStandby, 0 })
 		}
+		// Otherwise it failed for good here (StateFailed): returning with
+		// lctx alive hands it to another replica.
 	}
 	observe := func(holder string) {
 		h.update(p, func(s *Status) { s.Holder = holder })
 	}
 	h.cfg.Gate.Run(ctx, p.name, lead, observe)
-	h.update(p, func(s *Status) { s.State, s.Pid = StateStopped, 0 })
+	if ctx.Err() != nil {
+		h.update(p, func(s *Status) { s.State, s.Pid = StateStopped, 0 })
+	}
 }
 
 // Holder reports which hub replica runs the named provider: for a
