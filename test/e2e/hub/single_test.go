@@ -292,6 +292,31 @@ func TestSingleReplicaProvider(t *testing.T) {
 	if got := nh.mustKubectl("root", "get", "lease", "-n", "kube-system", "provider-single", "-o", "jsonpath={.spec.holderIdentity}"); got != other {
 		t.Fatalf("lease holder %q, want %q", got, other)
 	}
+
+	// The killed replica comes back as a standby; a clean stop of the
+	// holder hands the provider back to it.
+	back := hubs[holder]
+	back.start()
+	eventually(t, 60*time.Second, func() error {
+		if code, e, body := call(back, "/headers", alice(nil)); code != http.StatusOK || e.Pid != newPid {
+			return fmt.Errorf("restarted %s: %d pid %d %s", holder, code, e.Pid, body)
+		}
+		return nil
+	})
+	if kids := pluginChildren(t, back.cmd.Process.Pid, bin); len(kids) != 0 {
+		t.Fatalf("restarted standby runs plugins %v", kids)
+	}
+	stopped := time.Now()
+	nh.stop()
+	eventually(t, 30*time.Second, func() error {
+		code, e, body := call(back, "/headers", alice(nil))
+		kids := pluginChildren(t, back.cmd.Process.Pid, bin)
+		if code != http.StatusOK || len(kids) != 1 || e.Pid != kids[0] {
+			return fmt.Errorf("after clean stop of %s: %d %s, plugins %v", other, code, body, kids)
+		}
+		return nil
+	})
+	t.Logf("handover after a clean stop of %s: %s", other, time.Since(stopped).Round(10*time.Millisecond))
 }
 
 // sseThroughHop reads the first event while the provider's handler is
