@@ -248,7 +248,7 @@ func proxyError(w http.ResponseWriter, r *http.Request, err error) {
 		setCode(f, 499)
 		return
 	}
-	if isDialError(err) {
+	if isDialError(err) || (f != nil && f.remote != nil && isConnError(err)) {
 		var after = defaultRetryAfter
 		if f != nil && f.retryAfter > 0 {
 			after = f.retryAfter

@@ -1,11 +1,14 @@
 package proxy
 
 import (
+	"errors"
+	"io"
 	"net/http"
 	"net/http/httputil"
 	"net/textproto"
 	"net/url"
 	"strings"
+	"syscall"
 
 	"github.com/wharfhub/wharf/hub/replicas"
 	"github.com/wharfhub/wharf/sdk"
@@ -117,4 +120,13 @@ func rewriteHop(pr *httputil.ProxyRequest, f *forward) {
 		pr.Out.Header.Set(AssertionHeader, f.assertion)
 	}
 	pr.Out.Header.Set(HopHeader, f.remote.From)
+}
+
+// isConnError reports a connection to a holder replica that broke before
+// an answer: the replica died (or restarted) under a pooled connection.
+// Like a refused dial, that is a 503 with Retry-After: another replica is
+// about to hold the provider.
+func isConnError(err error) bool {
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH)
 }

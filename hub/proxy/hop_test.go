@@ -166,3 +166,48 @@ func TestHopUI(t *testing.T) {
 		t.Fatalf("provider saw %+v", got)
 	}
 }
+
+// A holder that is gone, or drops the connection without answering, is a
+// 503 with Retry-After for the caller: another replica is about to take
+// the provider over.
+func TestHopHolderGone(t *testing.T) {
+	drop := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, _, err := http.NewResponseController(w).Hijack()
+		if err == nil {
+			_ = c.Close()
+		}
+	}))
+	t.Cleanup(drop.Close)
+	gone := httptest.NewTLSServer(http.NotFoundHandler())
+	goneURL, goneTransport := gone.URL, gone.Client().Transport
+	gone.Close()
+	hop, err := replicas.NewAsserter("other", bytes.Repeat([]byte{7}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, srv := range map[string]struct {
+		url string
+		tr  http.RoundTripper
+	}{"drops connection": {drop.URL, drop.Client().Transport}, "gone": {goneURL, goneTransport}} {
+		t.Run(name, func(t *testing.T) {
+			u, _ := url.Parse(srv.url)
+			remote := &Remote{Replica: "holder", URL: u, Transport: srv.tr, From: "other"}
+			targets := ProvidersFunc(func(n string) (Target, bool) { return Target{Remote: remote}, n == "p" })
+			front := httptest.NewServer(WithProviderRoutes(http.NotFoundHandler(), NewBackend(targets, resolver{}).WithHop(hop), NewUI(targets, nil), testAuth(), nil))
+			t.Cleanup(front.Close)
+			for _, path := range []string{"/services/providers/p/whoami", "/ui/providers/p/app.js"} {
+				req, _ := http.NewRequest(http.MethodGet, front.URL+path, nil)
+				req.Header.Set("Authorization", "Bearer alice-token")
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := io.ReadAll(resp.Body)
+				_ = resp.Body.Close()
+				if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+					t.Errorf("%s: %d (Retry-After %q) %s", path, resp.StatusCode, resp.Header.Get("Retry-After"), b)
+				}
+			}
+		})
+	}
+}
