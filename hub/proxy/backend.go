@@ -235,7 +235,8 @@ func recordCode(resp *http.Response) error {
 
 // proxyError turns transport failures into Status responses. A socket that
 // refuses means the provider stopped after lookup: 503, like a known-down
-// provider.
+// provider. So does a holder replica that refuses or drops the connection
+// (it died; another replica is about to take over).
 func proxyError(w http.ResponseWriter, r *http.Request, err error) {
 	f, _ := forwardFrom(r.Context())
 	name := ""
