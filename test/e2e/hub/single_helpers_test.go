@@ -118,7 +118,7 @@ func sseThroughHop(t *testing.T, h *hubProc, hdr http.Header) {
 	}
 }
 
-// websocketThroughHop echoes text and a 1 MiB binary message.
+// websocketThroughHop echoes text and a 10 MiB binary message.
 func websocketThroughHop(t *testing.T, h *hubProc) {
 	pool := x509.NewCertPool()
 	pem, err := os.ReadFile(filepath.Join(h.opts.dataDir, "pki", "serving.crt"))
@@ -141,7 +141,7 @@ func websocketThroughHop(t *testing.T, h *hubProc) {
 	if _, msg, err := conn.ReadMessage(); err != nil || string(msg) != "hello alice" {
 		t.Fatalf("greeting %q %v", msg, err)
 	}
-	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16)
+	big := bytes.Repeat([]byte("0123456789abcdef"), 10<<16)
 	for _, m := range [][]byte{[]byte("ping"), big} {
 		if err := conn.WriteMessage(websocket.BinaryMessage, m); err != nil {
 			t.Fatal(err)
