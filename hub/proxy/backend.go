@@ -67,6 +67,9 @@ func rewriteBackend(pr *httputil.ProxyRequest) {
 	}
 	pr.Out.URL = upstreamURL(plugin.BackendPrefix, f.route, pr.In.URL.RawQuery)
 	pr.Out.Host = ""
+	if f.hopped {
+		keepForwarded(pr)
+	}
 	stripHop(pr.Out.Header)
 	// An empty identity (public path) strips and asserts nothing.
 	sdk.SetIdentity(pr.Out.Header, f.identity)
@@ -122,6 +125,7 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if f.identity, f.code = b.verifyHop(w, r, rt); f.code != 0 {
 			return
 		}
+		f.hopped = true
 	default:
 		// Identity comes before the running check so that a caller who may
 		// not use any workspace learns nothing about the provider's state.

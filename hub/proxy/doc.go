@@ -75,6 +75,9 @@
 //     The marker is not trusted for anything else.
 //   - Public paths are forwarded with the marker only, no identity; UI
 //     assets with the allowlisted headers only.
+//   - Plant X-Forwarded-For: the holder keeps the first replica's
+//     X-Forwarded-* headers only on a request whose assertion verified;
+//     otherwise ReverseProxy replaces them as for any client.
 //
 // Cookies do reach the backend (a provider may keep its own session); the
 // hub sets none today besides wharf_workspace. When the hub issues a

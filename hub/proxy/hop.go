@@ -130,3 +130,24 @@ func isConnError(err error) bool {
 	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH)
 }
+
+// keepForwarded restores what the first replica saw of the client on a
+// verified hop: ReverseProxy drops inbound X-Forwarded-* headers, which is
+// right for clients but would make the first replica look like the
+// caller. Only called after the assertion verified, so a client cannot
+// plant them.
+func keepForwarded(pr *httputil.ProxyRequest) {
+	in, out := pr.In.Header, pr.Out.Header
+	if prior := in.Values("X-Forwarded-For"); len(prior) > 0 {
+		chain := strings.Join(prior, ", ")
+		if v := out.Get("X-Forwarded-For"); v != "" {
+			chain += ", " + v
+		}
+		out.Set("X-Forwarded-For", chain)
+	}
+	for _, k := range []string{"X-Forwarded-Host", "X-Forwarded-Proto"} {
+		if v := in.Get(k); v != "" {
+			out.Set(k, v)
+		}
+	}
+}

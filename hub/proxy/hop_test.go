@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"reflect"
+	"strings"
 	"testing"
 
 	"k8s.io/apiserver/pkg/authentication/authenticator"
@@ -142,6 +143,12 @@ func TestHopForgedHeaders(t *testing.T) {
 			}
 			if got.Path != "/services"+tc.path {
 				t.Errorf("provider path %q", got.Path)
+			}
+			if tc.target == hp.other && tc.header.Get("Authorization") != "" {
+				// The client, then the first replica: both hops are visible.
+				if xff := got.Header.Get("X-Forwarded-For"); strings.Count(xff, ",") != 1 {
+					t.Errorf("X-Forwarded-For %q, want client and first replica", xff)
+				}
 			}
 		})
 	}

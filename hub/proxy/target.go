@@ -111,6 +111,9 @@ type forward struct {
 	// and assertion the signed identity sent along (none on public paths).
 	remote    *Remote
 	assertion string
+	// hopped: the request came from another replica with a verified
+	// assertion, so its X-Forwarded-* headers are the first hop's.
+	hopped bool
 	// code is the status sent to the caller, for metrics.
 	code int
 }
