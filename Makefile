@@ -80,10 +80,11 @@ OPENAPI_PKGS := k8s.io/api/core/v1 k8s.io/api/rbac/v1 k8s.io/api/coordination/v1
 	k8s.io/api/authentication/v1 k8s.io/api/authorization/v1 k8s.io/api/autoscaling/v1 k8s.io/api/policy/v1 \
 	k8s.io/apimachinery/pkg/apis/meta/v1 k8s.io/apimachinery/pkg/runtime k8s.io/apimachinery/pkg/version \
 	k8s.io/apimachinery/pkg/api/resource k8s.io/apimachinery/pkg/util/intstr \
-	k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1 ./hub/apis/tenancy/v1alpha1
+	k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1 ./hub/apis/tenancy/v1alpha1 \
+	./hub/apis/providers/v1alpha1
 generate:
 	$(GO) run k8s.io/code-generator/cmd/deepcopy-gen@v0.37.2 --output-file zz_generated.deepcopy.go \
-	  --go-header-file hub/openapi/header.txt ./hub/apis/tenancy/v1alpha1
+	  --go-header-file hub/openapi/header.txt ./hub/apis/tenancy/v1alpha1 ./hub/apis/providers/v1alpha1
 	$(GO) run k8s.io/kube-openapi/cmd/openapi-gen@$(KUBE_OPENAPI_VERSION) --output-dir hub/openapi \
 	  --output-pkg github.com/wharfhub/wharf/hub/openapi --output-file zz_generated.openapi.go \
 	  --output-model-name-file zz_generated.model_name.go \

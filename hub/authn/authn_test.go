@@ -56,7 +56,7 @@ func newAuth(t testing.TB, p *idp.IdP, args ...string) *authn.Authenticator {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := o.Authenticator(ctx, static)
+	a, err := o.Authenticator(ctx, static, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,6 +187,13 @@ func TestOIDCTokens(t *testing.T) {
 				}))
 			}},
 		{name: "wrong audience", token: func() string { return p.Sign(t, p.Claims("other-client", nil)) }},
+		{name: "CLI client audience accepted", args: []string{"--oidc-cli-client-id=wharf-cli"},
+			token: func() string { return p.Sign(t, p.Claims("wharf-cli", nil)) }, wantUser: "ada@example.com"},
+		{name: "hub client audience still accepted with a CLI client", args: []string{"--oidc-cli-client-id=wharf-cli"},
+			token: func() string { return p.Sign(t, p.Claims(clientID, nil)) }, wantUser: "ada@example.com"},
+		{name: "CLI audience without --oidc-cli-client-id", token: func() string { return p.Sign(t, p.Claims("wharf-cli", nil)) }},
+		{name: "third audience with a CLI client", args: []string{"--oidc-cli-client-id=wharf-cli"},
+			token: func() string { return p.Sign(t, p.Claims("other-client", nil)) }},
 		{name: "wrong issuer", token: func() string { return p.Sign(t, p.Claims(clientID, set("iss", "https://evil.example.com"))) }},
 		{name: "bad signature (unpublished key, published kid)", token: func() string { return idp.SignWith(t, forged, p.Claims(clientID, nil)) }},
 		{name: "unknown key", token: func() string { return idp.SignWith(t, unknown, p.Claims(clientID, nil)) }},
@@ -294,6 +301,8 @@ func TestValidate(t *testing.T) {
 		{"client without issuer", []string{"--oidc-client-id=x"}, false},
 		{"http issuer", []string{"--oidc-issuer-url=http://idp.example.com", "--oidc-client-id=x"}, false},
 		{"groups claim alone", []string{"--oidc-groups-claim=groups"}, false},
+		{"cli client alone", []string{"--oidc-cli-client-id=cli"}, false},
+		{"cli client", []string{"--oidc-issuer-url=https://idp.example.com", "--oidc-client-id=x", "--oidc-cli-client-id=cli"}, true},
 		{"missing ca file", []string{"--oidc-issuer-url=https://idp.example.com", "--oidc-client-id=x", "--oidc-ca-file=/nonexistent"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -354,7 +363,7 @@ func TestIdPDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := o.Authenticator(ctx, static)
+	a, err := o.Authenticator(ctx, static, nil)
 	if err != nil {
 		t.Fatalf("authenticator with unreachable IdP: %v", err)
 	}

@@ -2,9 +2,10 @@
 // token authenticators tried in a fixed order.
 //
 //  1. Static tokens: the generated admin token, then --token-auth-file.
-//  2. Hub service-account tokens (reserved slot; not built yet).
+//  2. Hub service-account tokens (package hub/serviceaccounts).
 //  3. OIDC ID tokens from one issuer (--oidc-* flags).
-//  4. The browser session cookie (later; it is not a bearer token).
+//  4. The browser session cookie (hub/login), only for requests without
+//     Authorization: a bearer request never falls back to the cookie.
 //
 // # OIDC implementation
 //
@@ -50,6 +51,8 @@
 //
 // Cost: a static token is a map lookup (about 0.5µs); an OIDC token is a
 // signature verification and claim mapping (about 0.1ms on 2 cores) with
-// the key set cached. BenchmarkAuthenticate measures both; results are not
-// cached, so a deleted service account or an expired token fails at once.
+// the key set cached; a service-account token is a signature check plus a
+// consistent etcd read of its ServiceAccount (about 0.35ms on 2 cores).
+// BenchmarkAuthenticate measures all three; results are not cached, so a
+// deleted service account or an expired token fails at once.
 package authn

@@ -27,6 +27,16 @@ func (a *Authenticator) HealthCheck() error {
 	return a.oidc.HealthCheck()
 }
 
+// OIDC returns the ID token authenticator, or nil when OIDC is off. The
+// browser login maps the ID token it receives through it, so a session
+// gets exactly the identity the same token would get as a bearer.
+func (a *Authenticator) OIDC() authenticator.Token {
+	if a.oidc == nil {
+		return nil
+	}
+	return a.oidc
+}
+
 // OIDC verifies ID tokens with the upstream JWT authenticator (see doc.go
 // for why upstream) and refuses identities in the system: namespace.
 type OIDC struct {

@@ -20,13 +20,19 @@ import (
 // configure OIDC; static tokens keep their existing flags in hub/server.
 type Options struct {
 	OIDC OIDCOptions
+	// ServiceAccounts, if set, verifies hub service-account tokens. It is
+	// not a flag: the hub sets it before calling Authenticator.
+	ServiceAccounts authenticator.Token
 }
 
 // OIDCOptions mirror kube-apiserver's --oidc-* flags, with the same
 // meaning, so that existing IdP setups carry over unchanged.
 type OIDCOptions struct {
-	IssuerURL      string
-	ClientID       string
+	IssuerURL string
+	ClientID  string
+	// CLIClientID is a second accepted audience: the public client the
+	// wharf CLI logs in with, when it is not ClientID.
+	CLIClientID    string
 	CAFile         string
 	UsernameClaim  string
 	UsernamePrefix string
@@ -48,12 +54,30 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	}
 	fs.StringVar(&c.IssuerURL, "oidc-issuer-url", c.IssuerURL, "https URL of the OpenID issuer. If set, ID tokens from it are accepted as bearer tokens. Its discovery document and keys are fetched from there.")
 	fs.StringVar(&c.ClientID, "oidc-client-id", c.ClientID, "Client ID the ID tokens must be issued for (their audience). Required with --oidc-issuer-url.")
+	fs.StringVar(&c.CLIClientID, "oidc-cli-client-id", c.CLIClientID, "Client ID the wharf CLI logs in with. ID tokens issued for it are accepted too. Default: --oidc-client-id.")
 	fs.StringVar(&c.CAFile, "oidc-ca-file", c.CAFile, "PEM CA bundle to verify the issuer's TLS certificate with, instead of the system roots.")
 	fs.StringVar(&c.UsernameClaim, "oidc-username-claim", c.UsernameClaim, "ID token claim used as the user name. If it is email, email_verified must not be false.")
 	fs.StringVar(&c.UsernamePrefix, "oidc-username-prefix", c.UsernamePrefix, "Prefix for user names. Unset: none for the email claim, otherwise the issuer URL followed by #. \"-\" disables prefixing.")
 	fs.StringVar(&c.GroupsClaim, "oidc-groups-claim", c.GroupsClaim, "ID token claim holding the user's groups (a string or a list of strings).")
 	fs.StringVar(&c.GroupsPrefix, "oidc-groups-prefix", c.GroupsPrefix, "Prefix for group names, to keep them apart from the hub's own groups.")
 	fs.Var(cliflag.NewMapStringStringNoSplit(&c.RequiredClaims), "oidc-required-claim", "key=value claim that must be in the ID token with exactly that value. Repeat for several.")
+}
+
+// Audiences are the client IDs whose ID tokens are accepted: the hub's
+// (browser login) and, if different, the CLI's.
+func (c *OIDCOptions) Audiences() []string {
+	if c.CLIClientID == "" || c.CLIClientID == c.ClientID {
+		return []string{c.ClientID}
+	}
+	return []string{c.ClientID, c.CLIClientID}
+}
+
+// CLIClient is the client ID the CLI should use (/.well-known/wharf).
+func (c *OIDCOptions) CLIClient() string {
+	if c.CLIClientID != "" {
+		return c.CLIClientID
+	}
+	return c.ClientID
 }
 
 // Enabled reports whether OIDC tokens are accepted.
@@ -65,7 +89,7 @@ func (o *Options) Validate() []error {
 	c := &o.OIDC
 	var errs []error
 	if !c.Enabled() {
-		if c.CAFile != "" || c.GroupsClaim != "" || c.UsernamePrefix != "" || c.GroupsPrefix != "" || len(c.RequiredClaims) > 0 {
+		if c.CAFile != "" || c.CLIClientID != "" || c.GroupsClaim != "" || c.UsernamePrefix != "" || c.GroupsPrefix != "" || len(c.RequiredClaims) > 0 {
 			errs = append(errs, errors.New("--oidc-* flags need --oidc-issuer-url and --oidc-client-id"))
 		}
 		return errs
@@ -107,10 +131,15 @@ func (c *OIDCOptions) JWTAuthenticator() (apiserver.JWTAuthenticator, error) {
 		prefix = c.IssuerURL + "#"
 	}
 	j := apiserver.JWTAuthenticator{
-		Issuer: apiserver.Issuer{URL: c.IssuerURL, Audiences: []string{c.ClientID}},
+		Issuer: apiserver.Issuer{URL: c.IssuerURL, Audiences: c.Audiences()},
 		ClaimMappings: apiserver.ClaimMappings{
 			Username: apiserver.PrefixedClaimOrExpression{Claim: c.UsernameClaim, Prefix: ptr.To(prefix)},
 		},
+	}
+	if len(j.Issuer.Audiences) > 1 {
+		// Upstream requires an explicit policy for several audiences: a
+		// token is accepted when any of its audiences is one of ours.
+		j.Issuer.AudienceMatchPolicy = apiserver.AudienceMatchPolicyMatchAny
 	}
 	if c.GroupsClaim != "" {
 		j.ClaimMappings.Groups = apiserver.PrefixedClaimOrExpression{Claim: c.GroupsClaim, Prefix: ptr.To(c.GroupsPrefix)}
@@ -135,10 +164,11 @@ func (c *OIDCOptions) JWTAuthenticator() (apiserver.JWTAuthenticator, error) {
 }
 
 // Authenticator builds the hub's union (see New) from the static token
-// authenticator and, if configured, OIDC. ctx bounds the OIDC
+// authenticator, OIDC if configured, and the browser session (nil: none).
+// ctx bounds the OIDC
 // authenticator's background discovery and key fetching: cancel it only
 // when the hub stops.
-func (o *Options) Authenticator(ctx context.Context, static authenticator.Token) (*Authenticator, error) {
+func (o *Options) Authenticator(ctx context.Context, static authenticator.Token, session authenticator.Request) (*Authenticator, error) {
 	a := &Authenticator{}
 	var oidcToken authenticator.Token
 	if o.OIDC.Enabled() {
@@ -148,6 +178,6 @@ func (o *Options) Authenticator(ctx context.Context, static authenticator.Token)
 		}
 		a.oidc, oidcToken = v, v
 	}
-	a.Request = New(Sources{Static: static, OIDC: oidcToken})
+	a.Request = New(Sources{Static: static, ServiceAccounts: o.ServiceAccounts, OIDC: oidcToken, Session: session})
 	return a, nil
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/group"
 	"k8s.io/apiserver/pkg/authentication/request/bearertoken"
+	requestunion "k8s.io/apiserver/pkg/authentication/request/union"
 	tokenunion "k8s.io/apiserver/pkg/authentication/token/union"
 	"k8s.io/klog/v2"
 )
@@ -22,10 +23,14 @@ type Sources struct {
 	ServiceAccounts authenticator.Token
 	// OIDC verifies ID tokens of the configured issuer.
 	OIDC authenticator.Token
+	// Session authenticates the browser session cookie (hub/login). It
+	// is tried last and only sees requests without Authorization, so a
+	// bearer request never falls back to a cookie.
+	Session authenticator.Request
 }
 
 // New returns the request authenticator for the hub: a bearer token tried
-// against each source in order. Every identity it returns is also in
+// against each source in order, then the session cookie. Every identity it returns is also in
 // system:authenticated, as upstream. There is deliberately no anonymous
 // fallback: a request that no source accepts is unauthenticated and the
 // apiserver answers a generic 401.
@@ -36,7 +41,11 @@ func New(s Sources) authenticator.Request {
 			tokens = append(tokens, t)
 		}
 	}
-	return group.NewAuthenticatedGroupAdder(bearertoken.New(hashedErrors{tokenunion.New(tokens...)}))
+	var req authenticator.Request = bearertoken.New(hashedErrors{tokenunion.New(tokens...)})
+	if s.Session != nil {
+		req = requestunion.New(req, s.Session)
+	}
+	return group.NewAuthenticatedGroupAdder(req)
 }
 
 // TokenHash is how a token may appear in logs and errors: enough to

@@ -10,7 +10,8 @@ Copyright The Wharf Authors.
 package openapi
 
 import (
-	v1alpha1 "github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1"
+	v1alpha1 "github.com/wharfhub/wharf/hub/apis/providers/v1alpha1"
+	tenancyv1alpha1 "github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1"
 	v1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -30,10 +31,21 @@ import (
 
 func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
 	return map[string]common.OpenAPIDefinition{
-		v1alpha1.Workspace{}.OpenAPIModelName():                                schema_hub_apis_tenancy_v1alpha1_Workspace(ref),
-		v1alpha1.WorkspaceList{}.OpenAPIModelName():                            schema_hub_apis_tenancy_v1alpha1_WorkspaceList(ref),
-		v1alpha1.WorkspaceSpec{}.OpenAPIModelName():                            schema_hub_apis_tenancy_v1alpha1_WorkspaceSpec(ref),
-		v1alpha1.WorkspaceStatus{}.OpenAPIModelName():                          schema_hub_apis_tenancy_v1alpha1_WorkspaceStatus(ref),
+		v1alpha1.CatalogEndpoints{}.OpenAPIModelName():                         schema_hub_apis_providers_v1alpha1_CatalogEndpoints(ref),
+		v1alpha1.CatalogEntry{}.OpenAPIModelName():                             schema_hub_apis_providers_v1alpha1_CatalogEntry(ref),
+		v1alpha1.CatalogEntryList{}.OpenAPIModelName():                         schema_hub_apis_providers_v1alpha1_CatalogEntryList(ref),
+		v1alpha1.CatalogEntrySpec{}.OpenAPIModelName():                         schema_hub_apis_providers_v1alpha1_CatalogEntrySpec(ref),
+		v1alpha1.CatalogEntryStatus{}.OpenAPIModelName():                       schema_hub_apis_providers_v1alpha1_CatalogEntryStatus(ref),
+		v1alpha1.OwnedAPI{}.OpenAPIModelName():                                 schema_hub_apis_providers_v1alpha1_OwnedAPI(ref),
+		v1alpha1.ProviderBinding{}.OpenAPIModelName():                          schema_hub_apis_providers_v1alpha1_ProviderBinding(ref),
+		v1alpha1.ProviderBindingList{}.OpenAPIModelName():                      schema_hub_apis_providers_v1alpha1_ProviderBindingList(ref),
+		v1alpha1.ProviderBindingSpec{}.OpenAPIModelName():                      schema_hub_apis_providers_v1alpha1_ProviderBindingSpec(ref),
+		v1alpha1.ProviderBindingStatus{}.OpenAPIModelName():                    schema_hub_apis_providers_v1alpha1_ProviderBindingStatus(ref),
+		v1alpha1.ReplicaStatus{}.OpenAPIModelName():                            schema_hub_apis_providers_v1alpha1_ReplicaStatus(ref),
+		tenancyv1alpha1.Workspace{}.OpenAPIModelName():                         schema_hub_apis_tenancy_v1alpha1_Workspace(ref),
+		tenancyv1alpha1.WorkspaceList{}.OpenAPIModelName():                     schema_hub_apis_tenancy_v1alpha1_WorkspaceList(ref),
+		tenancyv1alpha1.WorkspaceSpec{}.OpenAPIModelName():                     schema_hub_apis_tenancy_v1alpha1_WorkspaceSpec(ref),
+		tenancyv1alpha1.WorkspaceStatus{}.OpenAPIModelName():                   schema_hub_apis_tenancy_v1alpha1_WorkspaceStatus(ref),
 		v1.BoundObjectReference{}.OpenAPIModelName():                           schema_k8sio_api_authentication_v1_BoundObjectReference(ref),
 		v1.SelfSubjectReview{}.OpenAPIModelName():                              schema_k8sio_api_authentication_v1_SelfSubjectReview(ref),
 		v1.SelfSubjectReviewStatus{}.OpenAPIModelName():                        schema_k8sio_api_authentication_v1_SelfSubjectReviewStatus(ref),
@@ -432,6 +444,571 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 	}
 }
 
+func schema_hub_apis_providers_v1alpha1_CatalogEndpoints(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CatalogEndpoints are the provider's routes on the hub.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"ui": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UI is /ui/providers/<name>/.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"backend": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Backend is /services/providers/<name>/.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_hub_apis_providers_v1alpha1_CatalogEntry(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CatalogEntry is one provider plugin loaded by the hub. It lives in the root workspace and is named after the provider.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(v1alpha1.CatalogEntrySpec{}.OpenAPIModelName()),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(v1alpha1.CatalogEntryStatus{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.CatalogEntrySpec{}.OpenAPIModelName(), v1alpha1.CatalogEntryStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_hub_apis_providers_v1alpha1_CatalogEntryList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CatalogEntryList is a list of CatalogEntries.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.CatalogEntry{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.CatalogEntry{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_hub_apis_providers_v1alpha1_CatalogEntrySpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CatalogEntrySpec mirrors the provider's manifest.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"displayName": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+					"version": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+					"description": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+					"icon": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Icon is a path below the provider's UI.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"category": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+					"replicas": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Replicas is Any (every hub replica runs it) or Single (one does).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"edgeProxyAccess": {
+						SchemaProps: spec.SchemaProps{
+							Description: "EdgeProxyAccess: enabling the provider grants its identity the proxy verb on edges in the enabling workspace.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"publicPaths": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "PublicPaths are backend prefixes reached without authentication.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"apis": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "APIs are the CustomResourceDefinitions the provider owns.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.OwnedAPI{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.OwnedAPI{}.OpenAPIModelName()},
+	}
+}
+
+func schema_hub_apis_providers_v1alpha1_CatalogEntryStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CatalogEntryStatus is the provider's observed state across hub replicas.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"conditions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"type",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Conditions are Ready, Running and Degraded.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(metav1.Condition{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"restartCount": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RestartCount sums the restarts reported by every hub replica.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"lastError": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LastError is the latest reason the provider went down or failed.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"version": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Version is the version of the running provider.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"endpoints": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Endpoints are where the hub serves the provider.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.CatalogEndpoints{}.OpenAPIModelName()),
+						},
+					},
+					"hubReplica": {
+						SchemaProps: spec.SchemaProps{
+							Description: "HubReplica is the hub replica running the provider (the first one, by name, when several do).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"replicas": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Replicas holds one element per hub replica reporting on the provider. Each replica writes only its own element; elements whose heartbeat is stale are dropped.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.ReplicaStatus{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.CatalogEndpoints{}.OpenAPIModelName(), v1alpha1.ReplicaStatus{}.OpenAPIModelName(), metav1.Condition{}.OpenAPIModelName()},
+	}
+}
+
+func schema_hub_apis_providers_v1alpha1_OwnedAPI(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "OwnedAPI is one CustomResourceDefinition of a provider.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name is the CRD's name, <plural>.<group>.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"group": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Group is the API group it serves.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"resource": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Resource is the plural resource name.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name", "group"},
+			},
+		},
+	}
+}
+
+func schema_hub_apis_providers_v1alpha1_ProviderBinding(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ProviderBinding enables a provider in the workspace it is created in.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(v1alpha1.ProviderBindingSpec{}.OpenAPIModelName()),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(v1alpha1.ProviderBindingStatus{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.ProviderBindingSpec{}.OpenAPIModelName(), v1alpha1.ProviderBindingStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_hub_apis_providers_v1alpha1_ProviderBindingList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ProviderBindingList is a list of ProviderBindings.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.ProviderBinding{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.ProviderBinding{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_hub_apis_providers_v1alpha1_ProviderBindingSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ProviderBindingSpec names the provider to enable.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"provider": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Provider is the name of a CatalogEntry in root. Immutable.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"provider"},
+			},
+		},
+	}
+}
+
+func schema_hub_apis_providers_v1alpha1_ProviderBindingStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ProviderBindingStatus is the observed state of a binding.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"conditions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"type",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Conditions are Bound and Ready.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(metav1.Condition{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			metav1.Condition{}.OpenAPIModelName()},
+	}
+}
+
+func schema_hub_apis_providers_v1alpha1_ReplicaStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ReplicaStatus is one hub replica's view of a provider.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name is the hub replica's name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"state": {
+						SchemaProps: spec.SchemaProps{
+							Description: "State is the supervisor's state: Starting, Running, Restarting, Failed or Stopped.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"restarts": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Restarts counts relaunches on this replica.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"lastError": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LastError is the latest reason it went down on this replica.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"pid": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Pid is the plugin's process id on this replica's host, 0 if none.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"lastTransitionTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LastTransitionTime is when State last changed on this replica.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"heartbeatTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "HeartbeatTime is when this replica last wrote this element.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"name"},
+			},
+		},
+		Dependencies: []string{
+			metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
 func schema_hub_apis_tenancy_v1alpha1_Workspace(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -462,20 +1039,20 @@ func schema_hub_apis_tenancy_v1alpha1_Workspace(ref common.ReferenceCallback) co
 					"spec": {
 						SchemaProps: spec.SchemaProps{
 							Default: map[string]interface{}{},
-							Ref:     ref(v1alpha1.WorkspaceSpec{}.OpenAPIModelName()),
+							Ref:     ref(tenancyv1alpha1.WorkspaceSpec{}.OpenAPIModelName()),
 						},
 					},
 					"status": {
 						SchemaProps: spec.SchemaProps{
 							Default: map[string]interface{}{},
-							Ref:     ref(v1alpha1.WorkspaceStatus{}.OpenAPIModelName()),
+							Ref:     ref(tenancyv1alpha1.WorkspaceStatus{}.OpenAPIModelName()),
 						},
 					},
 				},
 			},
 		},
 		Dependencies: []string{
-			v1alpha1.WorkspaceSpec{}.OpenAPIModelName(), v1alpha1.WorkspaceStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+			tenancyv1alpha1.WorkspaceSpec{}.OpenAPIModelName(), tenancyv1alpha1.WorkspaceStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
 	}
 }
 
@@ -512,7 +1089,7 @@ func schema_hub_apis_tenancy_v1alpha1_WorkspaceList(ref common.ReferenceCallback
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
-										Ref: ref(v1alpha1.Workspace{}.OpenAPIModelName()),
+										Ref: ref(tenancyv1alpha1.Workspace{}.OpenAPIModelName()),
 									},
 								},
 							},
@@ -523,7 +1100,7 @@ func schema_hub_apis_tenancy_v1alpha1_WorkspaceList(ref common.ReferenceCallback
 			},
 		},
 		Dependencies: []string{
-			v1alpha1.Workspace{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+			tenancyv1alpha1.Workspace{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
 	}
 }
 

@@ -90,6 +90,9 @@ func ClusterRoles() []*rbacv1.ClusterRole {
 			access,
 			rule(readVerbs, "", "configmaps", "serviceaccounts", "namespaces", "secrets"),
 			rule(writeVerbs, "", "configmaps", "serviceaccounts", "secrets"),
+			// As upstream's edit: minting a token is acting as the
+			// ServiceAccount, which edit can already configure.
+			rule([]string{"create"}, "", "serviceaccounts/token"),
 			rule(allVerbs, "coordination.k8s.io", "leases"),
 			rule(readVerbs, "tenancy.wharf.dev", "workspaces"),
 		),

@@ -57,7 +57,8 @@ func (b *Backend) WithHop(hop Hop) *Backend {
 
 // rewriteBackend runs after ReverseProxy removed hop-by-hop headers
 // (including any named in Connection), so the identity set here cannot be
-// removed again. Authorization is carried over from the inbound request.
+// removed again. Authorization is carried over from the inbound request;
+// the hub's own cookies and CSRF header are not (stripHubCredentials).
 func rewriteBackend(pr *httputil.ProxyRequest) {
 	f, _ := forwardFrom(pr.In.Context())
 	pr.SetXForwarded()
@@ -71,6 +72,7 @@ func rewriteBackend(pr *httputil.ProxyRequest) {
 		keepForwarded(pr)
 	}
 	stripHop(pr.Out.Header)
+	stripHubCredentials(pr.Out.Header)
 	// An empty identity (public path) strips and asserts nothing.
 	sdk.SetIdentity(pr.Out.Header, f.identity)
 }

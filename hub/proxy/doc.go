@@ -79,9 +79,10 @@
 //     X-Forwarded-* headers only on a request whose assertion verified;
 //     otherwise ReverseProxy replaces them as for any client.
 //
-// Cookies do reach the backend (a provider may keep its own session); the
-// hub sets none today besides wharf_workspace. When the hub issues a
-// browser session cookie, the backend proxy must strip it.
+// Cookies do reach the backend (a provider may keep its own session),
+// except the hub's own credentials: the wharf_session and wharf_login
+// cookies and the X-Wharf-CSRF header are stripped (hub/login), so a
+// provider can never replay a user's browser session against the hub.
 //
 // Out of scope: authentication itself (done upstream; the proxy reads
 // request.UserFrom), the provider's own authorization of the caller's token,

@@ -116,6 +116,9 @@ func rewriteHop(pr *httputil.ProxyRequest, f *forward) {
 	pr.Out.Host = ""
 	sdk.StripIdentity(pr.Out.Header)
 	stripHop(pr.Out.Header)
+	// The caller is authenticated here; the holder needs no browser
+	// session (and strips it before the provider anyway).
+	stripHubCredentials(pr.Out.Header)
 	if f.assertion != "" {
 		pr.Out.Header.Set(AssertionHeader, f.assertion)
 	}

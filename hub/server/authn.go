@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
+	tokenunion "k8s.io/apiserver/pkg/authentication/token/union"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
@@ -18,17 +19,26 @@ import (
 // AdminUser is the identity of the generated admin token.
 const AdminUser = "wharf-admin"
 
-// newAuthenticator authenticates bearer tokens through hub/authn's union:
-// the generated admin token, the static token file, then OIDC ID tokens if
-// --oidc-* is set. Anonymous requests are never authenticated. ctx must
-// live as long as the hub: OIDC discovery and key refresh run under it.
-func newAuthenticator(ctx context.Context, adminToken, tokenFile string, o *authn.Options) (authenticator.Request, error) {
+// staticTokens are the generated admin token and the static token file.
+func staticTokens(adminToken, tokenFile string) (authenticator.Token, error) {
 	admin := &user.DefaultInfo{Name: AdminUser, UID: AdminUser, Groups: []string{user.SystemPrivilegedGroup}}
 	static, err := authn.StaticTokens(adminToken, admin, tokenFile)
 	if err != nil {
 		return nil, fmt.Errorf("loading --token-auth-file: %w", err)
 	}
-	a, err := o.Authenticator(ctx, static)
+	return static, nil
+}
+
+// newAuthenticator authenticates requests through hub/authn's union: the
+// static tokens and the hub-minted provider tokens, hub service-account
+// tokens, then OIDC ID tokens if --oidc-* is set, then the browser session
+// cookie (nil: none). Anonymous requests are never authenticated. ctx must
+// live as long as the hub: OIDC discovery and key refresh run under it.
+func newAuthenticator(ctx context.Context, static, providers, sa authenticator.Token, o *authn.Options, session authenticator.Request) (*authn.Authenticator, error) {
+	// Provider tokens are minted by the hub itself (hub/providerauth), so
+	// they sit in the static slot, after the admin token and the file.
+	o.ServiceAccounts = sa
+	a, err := o.Authenticator(ctx, tokenunion.New(static, providers), session)
 	if err != nil {
 		return nil, fmt.Errorf("building authenticator: %w", err)
 	}
@@ -45,10 +55,11 @@ var selfReviews = map[schema.GroupResource]bool{
 	{Group: "authentication.k8s.io", Resource: "selfsubjectreviews"}:      true,
 }
 
-// newAuthorizer builds the chain: hub administrators, then API discovery
-// and self reviews for every authenticated user, then the request
-// workspace's RBAC, then deny.
-func newAuthorizer(a admins, w *workspaceRBAC) (authorizer.Authorizer, authorizer.RuleResolver, error) {
+// newAuthorizer builds the chain: service-account tokens used outside
+// their workspace are denied first, then hub administrators, then API
+// discovery and self reviews for every authenticated user, then the scope
+// of provider identities, then the request workspace's RBAC, then deny.
+func newAuthorizer(a admins, w *workspaceRBAC, providers authorizer.Authorizer) (authorizer.Authorizer, authorizer.RuleResolver, error) {
 	public := authorizer.AuthorizerFunc(func(ctx context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
 		if a.IsResourceRequest() {
 			// Asking about one's own identity and permissions reveals
@@ -69,8 +80,10 @@ func newAuthorizer(a admins, w *workspaceRBAC) (authorizer.Authorizer, authorize
 		return authorizer.DecisionNoOpinion, "", nil
 	})
 	chain, err := authzunion.New(
+		serviceAccountBinding(w),
 		authzunion.NamedAuthorizer{AuthorizerName: "admins", Authorizer: authorizer.AuthorizerFunc(a.Authorize)},
 		authzunion.NamedAuthorizer{AuthorizerName: "public-info", Authorizer: public},
+		authzunion.NamedAuthorizer{AuthorizerName: "providers", Authorizer: providers},
 		authzunion.NamedAuthorizer{AuthorizerName: "rbac", Authorizer: authorizer.AuthorizerFunc(w.Authorize)},
 		authzunion.NamedAuthorizer{AuthorizerName: "deny", Authorizer: authorizerfactory.NewAlwaysDenyAuthorizer()},
 	)

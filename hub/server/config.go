@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/endpoints/discovery/aggregated"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -37,23 +38,28 @@ import (
 	"k8s.io/klog/v2"
 	netutils "k8s.io/utils/net"
 
+	providersv1alpha1 "github.com/wharfhub/wharf/hub/apis/providers/v1alpha1"
 	"github.com/wharfhub/wharf/hub/apis/scheme"
 	tenancyv1alpha1 "github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1"
 	"github.com/wharfhub/wharf/hub/bootstrap"
 	wetcd "github.com/wharfhub/wharf/hub/etcd"
 	"github.com/wharfhub/wharf/hub/filters"
+	"github.com/wharfhub/wharf/hub/login"
 	"github.com/wharfhub/wharf/hub/namespaces"
 	"github.com/wharfhub/wharf/hub/openapi"
 	"github.com/wharfhub/wharf/hub/plugins"
 	"github.com/wharfhub/wharf/hub/proxy"
 	wstorage "github.com/wharfhub/wharf/hub/storage"
 	"github.com/wharfhub/wharf/hub/workspaces"
+	"github.com/wharfhub/wharf/portal"
+	"github.com/wharfhub/wharf/sdk/plugin"
 )
 
 // servedGroupVersions are the hub's own API groups, in storage priority.
 var servedGroupVersions = []schema.GroupVersion{
 	corev1.SchemeGroupVersion, rbacv1.SchemeGroupVersion, coordinationv1.SchemeGroupVersion,
 	authorizationv1.SchemeGroupVersion, authenticationv1.SchemeGroupVersion, tenancyv1alpha1.SchemeGroupVersion,
+	providersv1alpha1.SchemeGroupVersion,
 }
 
 func newStorageConfig() *storagebackend.Config {
@@ -83,12 +89,21 @@ type ExtraConfig struct {
 	RBAC *workspaceRBAC
 	// Plugins runs and supervises the provider plugins.
 	Plugins *plugins.Host
-	// ReplicaName is this hub replica's name (--replica-name).
-	ReplicaName string
 	// Replicas is this replica among its peers (replicas.go).
 	Replicas *replicaSet
 	// NamespaceLifecycle is handed the Namespace storage once it exists.
 	NamespaceLifecycle *namespaces.Lifecycle
+	// ServiceAccounts issues and verifies service-account tokens.
+	ServiceAccounts *serviceAccounts
+	// ReplicaName names this hub replica (--replica-name): catalog status,
+	// Lease holder, replica registry.
+	ReplicaName string
+	// Catalog holds provider credentials and enablement (catalog.go).
+	Catalog *catalogState
+
+	// Login is the browser login; LoginDeps what it uses of the union.
+	Login     *login.Login
+	LoginDeps login.Deps
 
 	AdminToken     string
 	KubeconfigPath string
@@ -118,6 +133,8 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	}
 
 	extra := ExtraConfig{DataDir: o.DataDir, ExternalURL: o.ExternalURL, EtcdPrefix: o.Etcd.StorageConfig.Prefix}
+	extra.ReplicaName = o.Replica.Name
+	extra.Catalog = newCatalogState()
 	if len(o.Etcd.StorageConfig.Transport.ServerList) == 0 {
 		e, err := wetcd.StartEmbedded(ctx, filepath.Join(o.DataDir, "etcd"))
 		if err != nil {
@@ -172,29 +189,34 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	if extra.AdminToken, err = bootstrap.LoadOrCreateToken(filepath.Join(o.DataDir, "admin-token")); err != nil {
 		return nil, err
 	}
-	if gc.Authentication.Authenticator, err = newAuthenticator(ctx, extra.AdminToken, o.TokenAuthFile, o.Authn); err != nil {
+	if extra.ServiceAccounts, err = newServiceAccounts(ctx, o.ServiceAccounts, &extra); err != nil {
+		return nil, err
+	}
+	if gc.Authentication.Authenticator, err = o.newLoginAuthenticator(ctx, &extra); err != nil {
 		return nil, err
 	}
 	extra.Admins = admins{users: sets.New(o.AdminUsers...), groups: sets.New(o.AdminGroups...)}
 	extra.RBAC = &workspaceRBAC{resolver: extra.Index}
-	if gc.Authorization.Authorizer, gc.RuleResolver, err = newAuthorizer(extra.Admins, extra.RBAC); err != nil {
+	if gc.Authorization.Authorizer, gc.RuleResolver, err = newAuthorizer(extra.Admins, extra.RBAC, authorizer.AuthorizerFunc(extra.Catalog.authorizer(extra.RBAC).Authorize)); err != nil {
 		return nil, err
 	}
 	genericapiserver.AuthorizeClientBearerToken(gc.LoopbackClientConfig, &gc.Authentication, &gc.Authorization)
-	extra.ReplicaName = o.Replica.Name
 	if extra.Replicas, err = o.newReplicaSet(ctx, &extra, gc.LoopbackClientConfig); err != nil {
 		return nil, err
 	}
-	if extra.Plugins, err = o.newPluginHost(extra.Replicas); err != nil {
+	if extra.Plugins, err = o.newPluginHost(extra.Replicas, extra.Catalog.restConfig(o.ExternalURL, o.SecureServing.ServerCert.CertKey.CertFile)); err != nil {
 		return nil, err
 	}
 	targets := extra.Replicas.targets(providerTargets(extra.Plugins), extra.Plugins)
 	backend := proxy.NewBackend(targets, workspaceIdentity{index: extra.Index, authz: gc.Authorization.Authorizer}).WithHop(extra.Replicas.asserter)
-	ui := proxy.NewUI(targets, portalShellPlaceholder)
+	ui := proxy.NewUI(targets, portal.Shell())
 	gc.BuildHandlerChainFunc = func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
-		// Innermost: complete workspace resolution once the caller is
-		// authenticated and authorized (see package filters).
-		h := filters.WithClusterResolution(apiHandler, extra.Index, extra.Admins.has, c.Serializer)
+		// Innermost: a provider's API answers 404 in workspaces that have
+		// not enabled it (hub/enablement); it needs the resolved cluster.
+		h := extra.Catalog.withEnablement(apiHandler, c.Serializer)
+		// Complete workspace resolution once the caller is authenticated
+		// and authorized (see package filters).
+		h = filters.WithClusterResolution(h, extra.Index, mayUseWildcard(extra.Admins), c.Serializer)
 		h = genericapiserver.DefaultBuildHandlerChain(h, c)
 		// Outermost: strip /clusters/<target> before request info is
 		// parsed, so upstream filters see ordinary API paths.
@@ -203,7 +225,9 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		// cut SSE and websockets, RBAC has no rules for them, and public
 		// paths (agent tunnels) carry no credentials. The backend proxy
 		// authenticates and checks workspace access itself (hub/proxy).
-		return proxy.WithProviderRoutes(h, backend, ui, c.Authentication.Authenticator, c.Authentication.APIAudiences)
+		h = proxy.WithProviderRoutes(h, backend, ui, c.Authentication.Authenticator, c.Authentication.APIAudiences)
+		// Login endpoints, session refresh and CSRF (hub/login).
+		return withLogin(h, &extra)
 	}
 	// apiextensions shares authn, authz and the handler chain settings.
 	apiextCfg.GenericConfig.Authentication = gc.Authentication
@@ -278,7 +302,7 @@ func newEtcdClient(t storagebackend.TransportConfig) (*clientv3.Client, error) {
 }
 
 // newPluginHost prepares (but does not start) the provider plugins.
-func (o *Options) newPluginHost(rs *replicaSet) (*plugins.Host, error) {
+func (o *Options) newPluginHost(rs *replicaSet, restConfig func(context.Context, *plugin.Descriptor) (plugin.RestConfig, error)) (*plugins.Host, error) {
 	specs, err := o.Plugins.Specs()
 	if err != nil {
 		return nil, err
@@ -287,11 +311,10 @@ func (o *Options) newPluginHost(rs *replicaSet) (*plugins.Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Providers get no hub credentials yet; minting per-provider
-	// credentials scoped to the workspaces that enable them comes with the
-	// catalog (ProviderBinding).
+	// Each provider gets its own identity, scoped to the workspaces that
+	// enable it (catalog.go, hub/providerauth).
 	return plugins.New(plugins.Config{
 		DataDir: o.DataDir, HubURL: o.ExternalURL, Specs: specs, ProviderConfigs: cfgs, Supervision: o.Plugins.Supervision,
-		Replica: rs.name, Gate: rs.gate,
+		RestConfig: restConfig, Replica: rs.name, Gate: rs.gate,
 	})
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/wharfhub/wharf/hub/plugins"
 
 	"github.com/wharfhub/wharf/hub/authn"
+	"github.com/wharfhub/wharf/hub/login"
+	"github.com/wharfhub/wharf/hub/serviceaccounts"
 )
 
 // Options are the hub's command-line options, grouped by subsystem.
@@ -32,6 +34,10 @@ type Options struct {
 	TokenAuthFile string
 	// Authn holds the --oidc-* flags.
 	Authn *authn.Options
+	// ServiceAccounts holds the --service-account-* flags.
+	ServiceAccounts *serviceaccounts.Options
+	// Login holds browser login, token login and login rate limits.
+	Login *login.Options
 
 	// Plugins are the provider binaries the hub runs and supervises.
 	Plugins *plugins.Options
@@ -53,7 +59,9 @@ func NewOptions() *Options {
 		Plugins:       plugins.NewOptions(),
 		Replica:       &ReplicaOptions{},
 		Authn:         authn.NewOptions(),
+		Login:         login.NewOptions(),
 	}
+	o.ServiceAccounts = serviceaccounts.NewOptions()
 	o.SecureServing.BindPort = 9443
 	o.SecureServing.BindAddress = net.ParseIP("127.0.0.1")
 	o.SecureServing.ServerCert.PairName = "serving"
@@ -74,6 +82,8 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	a := fss.FlagSet("authentication")
 	a.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "CSV file of static bearer tokens: token,user,uid,\"group1,group2\".")
 	o.Authn.AddFlags(a)
+	o.ServiceAccounts.AddFlags(a)
+	o.Login.AddFlags(a)
 	o.Plugins.AddFlags(fss.FlagSet("providers"))
 	o.Replica.AddFlags(fss.FlagSet("replicas"))
 	z := fss.FlagSet("authorization")
@@ -124,5 +134,7 @@ func (o *Options) Validate() []error {
 		}
 	}
 	errs = append(errs, o.Authn.Validate()...)
+	errs = append(errs, o.ServiceAccounts.Validate()...)
+	errs = append(errs, o.Login.Validate(o.Authn.OIDC.Enabled())...)
 	return errs
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
@@ -67,6 +66,3 @@ func (w workspaceIdentity) Resolve(ctx context.Context, u user.Info, ws string) 
 	}
 	return sdk.Identity{User: u.GetName(), Groups: u.GetGroups(), Tenant: string(info.Path), Cluster: string(info.ID)}, nil
 }
-
-// portalShellPlaceholder answers SPA routes until the portal is served.
-var portalShellPlaceholder = http.NotFoundHandler()

@@ -132,6 +132,13 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 		"selfsubjectrulesreviews":   reviews.NewSelfSubjectRulesReview(c.generic.RuleResolver),
 	}
 	builtin[authenticationv1.SchemeGroupVersion] = map[string]rest.Storage{"selfsubjectreviews": reviews.WhoAmIREST{}}
+	if err := x.ServiceAccounts.install(builtin); err != nil {
+		return nil, err
+	}
+	catalogBG, err := h.installCatalog(builtin, optsGetter)
+	if err != nil {
+		return nil, err
+	}
 
 	paramCodec := metav1.ParameterCodec
 	for _, gv := range servedGroupVersions {
@@ -188,6 +195,7 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 		{name: "wharf-crd-cleanup", run: crdController.Run},
 		{name: "wharf-legacy-discovery", run: legacyDiscovery.Run},
 	}
+	bg = append(bg, catalogBG...)
 	if err := startBackground(s, bg); err != nil {
 		return nil, err
 	}

@@ -8,8 +8,15 @@
 // ID token code (Mint) or, when a test needs a deliberately wrong claim,
 // signed directly with the IdP's current key (Sign) or any other (SignWith).
 //
-// The interactive login and code exchange endpoints are not backed yet:
-// the storage embeds a nil op.Storage, so they panic if a test drives them.
+// StartWith adds clients and users for the interactive flows, all backed
+// by an in-memory op.Storage: authorization code with PKCE (S256), opaque
+// refresh tokens rotated on every use, and, with Options.DeviceFlow, the
+// device authorization grant. The login step is a plain HTML form:
+// /authorize redirects to /login?authRequestID=<id>; POSTing username,
+// password and authRequestID (SubmitLogin does it) redirects to op's
+// callback, which redirects to the client with code and state; a wrong
+// password answers 401. Device codes are approved at /device?user_code=<c>
+// with the same form, or directly with ApproveDevice.
 //
 //	p := idp.Start(t)
 //	tok := p.Sign(t, p.Claims("wharf", nil))

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
@@ -28,10 +29,26 @@ type IdP struct {
 	store *storage
 }
 
-// Start serves a provider until the test ends.
-func Start(t testing.TB) *IdP {
+// Options configure StartWith.
+type Options struct {
+	Clients []Client
+	Users   []User
+	// DeviceFlow offers the device authorization grant (RFC 8628) and
+	// publishes device_authorization_endpoint in discovery.
+	DeviceFlow bool
+	// IDTokenLifetime is how long ID and access tokens are valid;
+	// default one hour.
+	IDTokenLifetime time.Duration
+}
+
+// Start serves a provider with no clients or users until the test ends.
+func Start(t testing.TB) *IdP { return StartWith(t, Options{}) }
+
+// StartWith serves a provider with clients, users and the interactive
+// login form until the test ends.
+func StartWith(t testing.TB, o Options) *IdP {
 	t.Helper()
-	store := &storage{}
+	store := newStorage(o)
 	store.rotate(t)
 	var h http.Handler
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
@@ -39,16 +56,52 @@ func Start(t testing.TB) *IdP {
 	t.Cleanup(srv.Close)
 	// The issuer is only known once the listener exists, hence the
 	// late-bound handler.
-	p, err := op.NewOpenIDProvider(srv.URL, &op.Config{CryptoKey: [32]byte{1}, CodeMethodS256: true}, store)
+	issuer := srv.URL
+	store.loginURL = func(id string) string { return issuer + "/login?authRequestID=" + url.QueryEscape(id) }
+	cfg := &op.Config{
+		CryptoKey:             [32]byte{1},
+		CodeMethodS256:        true,
+		GrantTypeRefreshToken: true,
+		DeviceAuthorization: op.DeviceAuthorizationConfig{
+			Lifetime:     5 * time.Minute,
+			PollInterval: time.Second,
+			UserFormPath: "/device",
+			UserCode:     op.UserCodeBase20,
+		},
+	}
+	var st op.Storage = store
+	if o.DeviceFlow {
+		st = deviceStorage{store}
+	}
+	p, err := op.NewOpenIDProvider(issuer, cfg, st)
 	if err != nil {
 		t.Fatalf("op.NewOpenIDProvider: %v", err)
 	}
-	h = p
+	lh := &loginHandler{store: store, callback: func(ctx context.Context, id string) string {
+		return op.AuthCallbackURL(p)(op.ContextWithIssuer(ctx, issuer), id)
+	}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/login", lh.login)
+	if o.DeviceFlow {
+		mux.HandleFunc("/device", lh.device)
+	}
+	mux.Handle("/", p)
+	h = mux
+	if !o.DeviceFlow {
+		h = withoutDeviceDiscovery(mux)
+	}
 	ca := filepath.Join(t.TempDir(), "idp-ca.pem")
 	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return &IdP{URL: srv.URL, CAFile: ca, store: store}
+	return &IdP{URL: issuer, CAFile: ca, store: store}
+}
+
+// ApproveDevice approves the pending device authorization with userCode
+// as username, standing in for the user's browser (which can instead GET
+// the verification URI and SubmitLogin there).
+func (p *IdP) ApproveDevice(_ context.Context, userCode, username string) error {
+	return p.store.approveDevice(userCode, username)
 }
 
 // Claims returns the claims of a valid ID token for clientID (user ada,

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
-	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 )
 
@@ -31,13 +30,47 @@ func (p publicKey) Algorithm() jose.SignatureAlgorithm { return jose.RS256 }
 func (p publicKey) Use() string                        { return "sig" }
 func (p publicKey) Key() any                           { return &p.k.key.PublicKey }
 
-// storage is the minimal in-memory op.Storage: keys and user info. The
-// embedded interface is nil, so a flow the fixture does not back (login,
-// code exchange) panics loudly instead of silently succeeding.
+// storage is the in-memory op.Storage: keys, clients, users, auth
+// requests and codes, tokens and device authorizations.
 type storage struct {
-	op.Storage
-	mu   sync.Mutex
-	keys []*Key // the last one signs
+	idTokenLife time.Duration
+	deviceFlow  bool
+	loginURL    func(authRequestID string) string
+
+	mu            sync.Mutex
+	keys          []*Key // the last one signs
+	clients       []Client
+	users         []User
+	authRequests  map[string]*authRequest
+	codes         map[string]string // code -> auth request id
+	accessTokens  map[string]accessToken
+	refreshTokens map[string]*refreshToken
+	devices       map[string]*deviceAuth // device code ->
+}
+
+var _ op.Storage = (*storage)(nil)
+
+func newStorage(o Options) *storage {
+	s := &storage{
+		idTokenLife:   o.IDTokenLifetime,
+		deviceFlow:    o.DeviceFlow,
+		clients:       o.Clients,
+		authRequests:  map[string]*authRequest{},
+		codes:         map[string]string{},
+		accessTokens:  map[string]accessToken{},
+		refreshTokens: map[string]*refreshToken{},
+		devices:       map[string]*deviceAuth{},
+	}
+	if s.idTokenLife == 0 {
+		s.idTokenLife = time.Hour
+	}
+	for _, u := range o.Users {
+		if u.Subject == "" {
+			u.Subject = "sub-" + u.Username
+		}
+		s.users = append(s.users, u)
+	}
+	return s
 }
 
 func (s *storage) rotate(t testing.TB) *Key {
@@ -74,14 +107,6 @@ func (s *storage) KeySet(context.Context) ([]op.Key, error) {
 }
 
 func (s *storage) Health(context.Context) error { return nil }
-
-func (s *storage) SetUserinfoFromScopes(_ context.Context, u *oidc.UserInfo, subject, _ string, _ []string) error {
-	u.Subject = subject
-	u.Email = "grace@example.com"
-	u.EmailVerified = true
-	u.AppendClaims("groups", []string{"admins"})
-	return nil
-}
 
 // idTokenRequest and client are what op.CreateIDToken needs.
 type idTokenRequest struct{ clientID, subject string }

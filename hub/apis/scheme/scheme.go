@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 
+	providersv1alpha1 "github.com/wharfhub/wharf/hub/apis/providers/v1alpha1"
 	tenancyv1alpha1 "github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1"
 )
 
@@ -57,6 +58,7 @@ var servedGroupVersions = []schema.GroupVersion{
 	authorizationv1.SchemeGroupVersion,
 	authenticationv1.SchemeGroupVersion,
 	tenancyv1alpha1.SchemeGroupVersion,
+	providersv1alpha1.SchemeGroupVersion,
 }
 
 var servedTypes = map[schema.GroupVersion][]runtime.Object{
@@ -80,9 +82,13 @@ var servedTypes = map[schema.GroupVersion][]runtime.Object{
 		&authorizationv1.SubjectAccessReview{}, &authorizationv1.SelfSubjectRulesReview{},
 	},
 	authenticationv1.SchemeGroupVersion: {
-		&authenticationv1.SelfSubjectReview{},
+		&authenticationv1.SelfSubjectReview{}, &authenticationv1.TokenRequest{},
 	},
 	tenancyv1alpha1.SchemeGroupVersion: {
 		&tenancyv1alpha1.Workspace{}, &tenancyv1alpha1.WorkspaceList{},
+	},
+	providersv1alpha1.SchemeGroupVersion: {
+		&providersv1alpha1.CatalogEntry{}, &providersv1alpha1.CatalogEntryList{},
+		&providersv1alpha1.ProviderBinding{}, &providersv1alpha1.ProviderBindingList{},
 	},
 }

@@ -13,11 +13,15 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
+
+	"k8s.io/client-go/rest"
 
 	"github.com/wharfhub/wharf/sdk"
 )
@@ -93,6 +97,10 @@ func (p *provider) Manifest() sdk.Manifest {
 		}
 		writeJSON(w, out)
 	})
+	// GET /hub?path=/clusters/<ws>/... calls the hub as the provider itself
+	// (HubConfig.RestConfig) and reports the status code: tests use it to
+	// check how the hub scopes provider credentials.
+	mux.HandleFunc("GET /hub", p.hubGet)
 	return sdk.Manifest{
 		Name:        "example",
 		DisplayName: "Example",
@@ -105,7 +113,37 @@ func (p *provider) Manifest() sdk.Manifest {
 		CRDs:        [][]byte{[]byte(crd)},
 		Replicas:    sdk.ReplicasSingle,
 		PublicPaths: []string{"/public/"},
+		// Lets tests see the edge proxy grant a binding creates.
+		EdgeProxyAccess: true,
 	}
+}
+
+func (p *provider) hubGet(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	rc := p.hc.RestConfig
+	p.mu.Unlock()
+	if rc == nil {
+		http.Error(w, "no hub credentials", http.StatusServiceUnavailable)
+		return
+	}
+	client, err := rest.HTTPClientFor(rc)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, strings.TrimSuffix(rc.Host, "/")+r.URL.Query().Get("path"), nil)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	writeJSON(w, map[string]any{"code": resp.StatusCode, "body": string(body)})
 }
 
 func (p *provider) Start(ctx context.Context, hc sdk.HubConfig) error {

@@ -63,6 +63,7 @@ type hubOptions struct {
 	dataDir     string   // default: a fresh temp dir
 	etcdServers []string // default: embedded etcd
 	extraArgs   []string
+	port        int // default: a free port; set when the URL must be known before start
 }
 
 // hubProc is a running wharf-hub.
@@ -112,7 +113,10 @@ func startHub(t *testing.T, opts hubOptions) *hubProc {
 func (h *hubProc) start() {
 	t := h.t
 	t.Helper()
-	h.port = freePort(t)
+	h.port = h.opts.port
+	if h.port == 0 {
+		h.port = freePort(t)
+	}
 	args := []string{"--data-dir", h.opts.dataDir, "--secure-port", fmt.Sprint(h.port), "--bind-address", "127.0.0.1"}
 	if len(h.opts.etcdServers) > 0 {
 		args = append(args, "--etcd-servers", strings.Join(h.opts.etcdServers, ","))

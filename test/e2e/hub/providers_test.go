@@ -124,6 +124,12 @@ func TestProviderBackendProxy(t *testing.T) {
 	if code != http.StatusOK || body == "" {
 		t.Errorf("ui asset = %d %q", code, body)
 	}
+	// A client-side route is not an asset: the portal shell answers it, so
+	// a reload keeps the portal chrome.
+	code, body = get("", "/ui/providers/example/some/route", nil)
+	if code != http.StatusOK || !strings.Contains(body, "<title>Wharf</title>") {
+		t.Errorf("ui route = %d %q", code, body)
+	}
 }
 
 func readAll(resp *http.Response) string {

@@ -1,0 +1,177 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/registry/generic"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/storage/names"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	providersv1alpha1 "github.com/wharfhub/wharf/hub/apis/providers/v1alpha1"
+	"github.com/wharfhub/wharf/hub/cluster"
+)
+
+// Storage is the REST storage of providers.wharf.dev, by resource name.
+type Storage struct {
+	Entries        *EntryREST
+	EntriesStatus  *StatusREST
+	Bindings       *BindingREST
+	BindingsStatus *StatusREST
+}
+
+// Map returns the storage map to install.
+func (s *Storage) Map() map[string]rest.Storage {
+	return map[string]rest.Storage{
+		"catalogentries": s.Entries, "catalogentries/status": s.EntriesStatus,
+		"providerbindings": s.Bindings, "providerbindings/status": s.BindingsStatus,
+	}
+}
+
+// EntryREST stores CatalogEntries, in the root workspace only.
+type EntryREST struct {
+	*genericregistry.Store
+	root cluster.ID
+}
+
+// BindingREST stores ProviderBindings; a binding must name a provider that
+// is in the catalog.
+type BindingREST struct {
+	*genericregistry.Store
+	entries *EntryREST
+}
+
+// StatusREST serves the status subresource, for the hub's controllers.
+type StatusREST struct {
+	store *genericregistry.Store
+	newFn func() runtime.Object
+}
+
+var (
+	_ rest.StandardStorage    = &EntryREST{}
+	_ rest.StandardStorage    = &BindingREST{}
+	_ rest.ShortNamesProvider = &EntryREST{}
+	_ rest.Patcher            = &StatusREST{}
+)
+
+// NewStorage builds the storage of both kinds. root is the root
+// workspace's logical cluster, the only home of CatalogEntries.
+func NewStorage(typer runtime.ObjectTyper, optsGetter generic.RESTOptionsGetter, root cluster.ID) (*Storage, error) {
+	entries, entriesStatus, err := newStore(typer, optsGetter, "catalogentry", catalogOps, entryTable,
+		func() runtime.Object { return &providersv1alpha1.CatalogEntry{} },
+		func() runtime.Object { return &providersv1alpha1.CatalogEntryList{} })
+	if err != nil {
+		return nil, err
+	}
+	bindings, bindingsStatus, err := newStore(typer, optsGetter, "providerbinding", bindingOps, bindingTable,
+		func() runtime.Object { return &providersv1alpha1.ProviderBinding{} },
+		func() runtime.Object { return &providersv1alpha1.ProviderBindingList{} })
+	if err != nil {
+		return nil, err
+	}
+	e := &EntryREST{Store: entries, root: root}
+	return &Storage{
+		Entries:        e,
+		EntriesStatus:  &StatusREST{store: entriesStatus, newFn: entries.NewFunc},
+		Bindings:       &BindingREST{Store: bindings, entries: e},
+		BindingsStatus: &StatusREST{store: bindingsStatus, newFn: bindings.NewFunc},
+	}, nil
+}
+
+func newStore(typer runtime.ObjectTyper, optsGetter generic.RESTOptionsGetter, singular string, ops kindOps, table tableFunc,
+	newFn, newList func() runtime.Object) (*genericregistry.Store, *genericregistry.Store, error) {
+	st := strategy{ObjectTyper: typer, NameGenerator: names.SimpleNameGenerator, ops: ops}
+	s := &genericregistry.Store{
+		NewFunc:                   newFn,
+		NewListFunc:               newList,
+		DefaultQualifiedResource:  providersv1alpha1.Resource(singular + "s"),
+		SingularQualifiedResource: providersv1alpha1.Resource(singular),
+		CreateStrategy:            st,
+		UpdateStrategy:            st,
+		DeleteStrategy:            st,
+		ResetFieldsStrategy:       st,
+		TableConvertor:            table,
+	}
+	if singular == "catalogentry" {
+		s.DefaultQualifiedResource = providersv1alpha1.Resource("catalogentries")
+	}
+	if err := s.CompleteWithOptions(&generic.StoreOptions{RESTOptions: optsGetter}); err != nil {
+		return nil, nil, fmt.Errorf("completing %s storage: %w", singular, err)
+	}
+	status := *s
+	statusSt := st
+	statusSt.status = true
+	status.UpdateStrategy, status.ResetFieldsStrategy = statusSt, statusSt
+	return s, &status, nil
+}
+
+// ShortNames implements rest.ShortNamesProvider.
+func (r *EntryREST) ShortNames() []string { return []string{"ce"} }
+
+// Root returns the logical cluster CatalogEntries live in.
+func (r *EntryREST) Root() cluster.ID { return r.root }
+
+// Create admits CatalogEntries in the root workspace only.
+func (r *EntryREST) Create(ctx context.Context, obj runtime.Object, v rest.ValidateObjectFunc, o *metav1.CreateOptions) (runtime.Object, error) {
+	if err := r.inRoot(ctx); err != nil {
+		return nil, err
+	}
+	return r.Store.Create(ctx, obj, v, o)
+}
+
+func (r *EntryREST) inRoot(ctx context.Context) error {
+	if id, ok := cluster.From(ctx); !ok || id != r.root {
+		return apierrors.NewForbidden(providersv1alpha1.Resource("catalogentries"), "",
+			errors.New("catalog entries exist only in the root workspace"))
+	}
+	return nil
+}
+
+// Create admits a binding only for a provider in the catalog.
+func (r *BindingREST) Create(ctx context.Context, obj runtime.Object, v rest.ValidateObjectFunc, o *metav1.CreateOptions) (runtime.Object, error) {
+	b, ok := obj.(*providersv1alpha1.ProviderBinding)
+	if !ok {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("not a ProviderBinding: %T", obj))
+	}
+	if b.Spec.Provider != "" {
+		_, err := r.entries.Get(cluster.WithCluster(ctx, r.entries.root), b.Spec.Provider, &metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil, apierrors.NewInvalid(providersv1alpha1.SchemeGroupVersion.WithKind("ProviderBinding").GroupKind(), b.Name,
+				field.ErrorList{field.Invalid(field.NewPath("spec", "provider"), b.Spec.Provider,
+					"no such provider in the catalog (see kubectl get catalogentries in root)")})
+		}
+		if err != nil {
+			return nil, apierrors.NewInternalError(fmt.Errorf("looking up provider %q: %w", b.Spec.Provider, err))
+		}
+	}
+	return r.Store.Create(ctx, obj, v, o)
+}
+
+// New implements rest.Storage.
+func (r *StatusREST) New() runtime.Object { return r.newFn() }
+
+// Destroy implements rest.Storage; the main store owns the backend.
+func (r *StatusREST) Destroy() {}
+
+// Get implements rest.Getter.
+func (r *StatusREST) Get(ctx context.Context, name string, options *metav1.GetOptions) (runtime.Object, error) {
+	return r.store.Get(ctx, name, options)
+}
+
+// Update implements rest.Updater, changing status only.
+func (r *StatusREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
+	updateValidation rest.ValidateObjectUpdateFunc, _ bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
+	return r.store.Update(ctx, name, objInfo, createValidation, updateValidation, false, options)
+}
+
+// GetResetFields implements rest.ResetFieldsStrategy.
+func (r *StatusREST) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return r.store.GetResetFields()
+}

@@ -1,0 +1,21 @@
+// Package enablement decides where a provider's APIs may be used.
+//
+// Custom resource definitions are hub-wide, but a provider's resources are
+// usable only in workspaces holding a ProviderBinding for it. The Index
+// answers "is provider P enabled in cluster C" and "which provider owns API
+// group G" from two informers (bindings in every workspace, catalog
+// entries in root). WithEnablement answers 404 for a provider-owned group
+// in a workspace that has not enabled it, exactly as if the resource did
+// not exist there. The Controller sets up and tears down what a binding
+// grants: for providers with EdgeProxyAccess, an RBAC grant of the proxy
+// verb on edges to the provider's identity; on deletion it also purges the
+// provider's custom resources in that workspace, so that nothing of it
+// survives disabling (and a wildcard list by the provider cannot see data
+// of a workspace that disabled it).
+//
+// Threat model: a workspace user must not reach a provider's resources in
+// a workspace where no one with RBAC permission to create providerbindings
+// enabled it. A binding being deleted counts as disabled at once. Until
+// the informers have synced, the Index reports nothing enabled: requests
+// fail closed (404) and /readyz stays false.
+package enablement

@@ -1,0 +1,102 @@
+// Package login is the hub's browser login (OIDC authorization code flow
+// with PKCE), its session cookie and the CSRF defence for
+// cookie-authenticated requests, plus what the CLI needs to bootstrap:
+// /.well-known/wharf and the development /auth/token-login, all behind a
+// per-address rate limit.
+//
+// # Flow
+//
+//	GET /auth/login?then=/portal/x
+//	  → Set-Cookie wharf_login=<sealed {state id, PKCE verifier, nonce, then}> (Path=/auth/, 10 min)
+//	  → 302 IdP /authorize?state=<signed state id>&code_challenge=S256(verifier)&nonce=…
+//	GET /auth/callback?code=…&state=…
+//	  → state: HMAC valid, unexpired, equal to the cookie's state id, unused (etcd)
+//	  → token exchange with the verifier; ID token verified (nonce too) and
+//	    mapped by the hub's bearer OIDC authenticator
+//	  → etcd record {sealed refresh token} with a lease until the session ends
+//	  → Set-Cookie wharf_session=<sealed {session id, user, groups, CSRF token, expiry, revalidate}>
+//	  → 302 then
+//	GET /auth/session → {user, groups, csrfToken, expiry} for the portal
+//	POST /auth/logout (CSRF-checked) → etcd record deleted, cookie cleared
+//
+// Libraries: coreos/go-oidc/v3 and golang.org/x/oauth2 on the relying
+// party side (see provider.go for why not zitadel's rp); the session is
+// verified per request by [SessionAuthenticator], the fourth member of
+// the hub's authenticator union (hub/authn).
+//
+// # Keys
+//
+// Two hub-wide 256-bit secrets from bootstrap.SharedSecret, identical on
+// every replica: "login-state-key" (state HMAC and pre-login cookie AEAD)
+// and "session-key" (session cookie AEAD and refresh tokens at rest).
+// Each use derives its own subkey (HMAC-SHA256 of the secret and a
+// purpose label), and every sealed value is bound to its name as AEAD
+// additional data, so no value can be replayed in another role.
+//
+// # Threat model
+//
+// Attacker: any web origin the victim visits (CSRF, login CSRF, open
+// redirects), anyone who sees URLs (browser history, Referer, proxy and
+// IdP logs), a network observer (defeated by TLS; cookies are Secure), a
+// malicious provider plugin receiving forwarded requests, a client
+// flooding the login endpoints, and someone reading hub logs.
+//
+//   - Forged or tampered state: the state is HMAC-SHA256 signed and
+//     expires after 10 minutes; any change fails verification.
+//   - Replayed state (a leaked callback URL): state ids are single-use
+//     across replicas through an etcd create-if-absent transaction with a
+//     lease TTL. Both defences are used, not one of them: the state is
+//     also bound to the HttpOnly pre-login cookie of the browser that
+//     started the login, so a callback URL injected into another browser
+//     (login CSRF: logging the victim in as the attacker) fails even
+//     before first use, while the etcd record stops a replay in the same
+//     browser (history, a second tab) and a race between replicas. One
+//     consequence: only the latest login started in a browser can
+//     complete; an older tab must start again.
+//   - Code interception: PKCE S256. The verifier lives only in the sealed
+//     pre-login cookie (AES-GCM) and the token request from hub to IdP;
+//     it is never in a URL. The nonce binds the ID token to the attempt.
+//   - Stolen or forged session cookie: the cookie is AES-256-GCM sealed
+//     (unreadable, unforgeable), HttpOnly (no script reads it),
+//     Secure, SameSite=Lax, and expires (--session-max-age). The session
+//     must also still exist in etcd, so logout ends it on every replica
+//     at once. The cookie holds no IdP token; the refresh token stays in
+//     etcd, sealed, keyed by session id, with a lease ending with the
+//     session.
+//   - Stale identity: the cookie's identity is revalidated when the ID
+//     token it came from expires: refreshed at the IdP with the stored
+//     refresh token and mapped again (groups changes apply), or, without
+//     one, the session stops authenticating.
+//   - CSRF on the API and the provider proxies: cookie-authenticated
+//     state-changing requests need a same-origin Origin (or Referer) AND
+//     the X-Wharf-CSRF header equal to the session's CSRF token (see
+//     [WithCSRF]). Cookie-authenticated websocket upgrades need the same
+//     Origin (cross-site websocket hijacking). A request with any
+//     Authorization header is a bearer request: the cookie is ignored
+//     entirely, so a bad bearer token cannot fall back to the cookie and
+//     dodge the CSRF check.
+//   - Open redirects: then must be a same-origin path ([SafeRedirect]);
+//     anything else is refused at /auth/login, before the IdP is involved.
+//   - Session theft through a provider: the backend proxy strips the
+//     wharf_session and wharf_login cookies and X-Wharf-CSRF (hub/proxy).
+//   - Tokens in URLs or storage: none. The portal gets only the CSRF token
+//     (not a credential alone) from /auth/session; nothing goes to
+//     localStorage.
+//   - Brute force and floods: /auth/login, /auth/callback and
+//     /auth/token-login are rate-limited per client address (token
+//     buckets in a bounded LRU). X-Forwarded-For is believed only from
+//     --trusted-proxy-cidrs, read right to left, so a client cannot pick
+//     its own bucket by sending the header.
+//   - Probing: every rejected state answers one 400, every rejected cookie
+//     or token one 401; logs carry a reason but never a token, cookie
+//     value or verifier (session ids appear shortened).
+//
+// Cost per cookie request (BenchmarkSessionAuthenticate): opening the
+// cookie is about 2µs; the etcd read that makes logout immediate on every
+// replica dominates (about 0.3ms against embedded etcd on 2 busy cores).
+//
+// Not covered: a compromised IdP or hub host; revocation at the IdP
+// before the ID token expires (bounded by the ID token lifetime); a
+// same-site sibling origin that can set cookies for the hub's host
+// (use a dedicated host name for the hub).
+package login

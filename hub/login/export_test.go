@@ -1,0 +1,7 @@
+package login
+
+// Test helpers shared with the external test package.
+var (
+	TestEtcd = testEtcd
+	TestKey  = testKey
+)

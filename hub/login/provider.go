@@ -1,0 +1,115 @@
+package login
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+	"golang.org/x/oauth2"
+)
+
+// provider is the IdP as browser login sees it: discovery, the
+// authorization URL, the code exchange and refresh (golang.org/x/oauth2),
+// and ID token verification for the nonce (coreos/go-oidc).
+//
+// Why go-oidc + x/oauth2 and not zitadel's rp: these two are what most Go
+// relying parties use, they are small, and they keep the hub's RP side
+// independent of the library the test IdP is built from, so a shared bug
+// cannot make both sides agree on something wrong. Claim mapping is not
+// done here: the verified ID token goes through the hub's bearer OIDC
+// authenticator (hub/authn), so a session has exactly the identity the
+// same token has as a bearer.
+type provider struct {
+	cfg     *OIDC
+	secret  string
+	scopes  []string
+	redir   string
+	client  *http.Client
+	mu      sync.Mutex
+	p       *oidc.Provider
+	device  bool
+	lastTry time.Time
+}
+
+func newProvider(cfg *OIDC, secret string, scopes []string, redirectURL string) *provider {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if len(cfg.CAData) > 0 {
+		pool := x509.NewCertPool()
+		pool.AppendCertsFromPEM(cfg.CAData)
+		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	}
+	return &provider{cfg: cfg, secret: secret, scopes: scopes, redir: redirectURL, client: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
+}
+
+var errDiscoveryBackoff = errors.New("IdP discovery failed recently; not retrying yet")
+
+// ctx carries the IdP HTTP client for go-oidc and x/oauth2.
+func (p *provider) ctx(ctx context.Context) context.Context {
+	return context.WithValue(oidc.ClientContext(ctx, p.client), oauth2.HTTPClient, p.client)
+}
+
+// discover returns the discovered provider, fetching discovery on first
+// use (the hub starts while the IdP is down) and at most every few
+// seconds after a failure.
+func (p *provider) discover(ctx context.Context) (*oidc.Provider, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.p != nil {
+		return p.p, nil
+	}
+	if time.Since(p.lastTry) < 3*time.Second {
+		return nil, errDiscoveryBackoff
+	}
+	p.lastTry = time.Now()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	d, err := oidc.NewProvider(p.ctx(ctx), p.cfg.IssuerURL)
+	if err != nil {
+		return nil, fmt.Errorf("discovering %s: %w", p.cfg.IssuerURL, err)
+	}
+	var extra struct {
+		Device string `json:"device_authorization_endpoint"`
+	}
+	if err := d.Claims(&extra); err == nil {
+		p.device = extra.Device != ""
+	}
+	p.p = d
+	return d, nil
+}
+
+// deviceAuthorization reports whether discovery advertised a device
+// authorization endpoint; false while unknown.
+func (p *provider) deviceAuthorization(ctx context.Context) bool {
+	if _, err := p.discover(ctx); err != nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.device
+}
+
+func (p *provider) oauth2(d *oidc.Provider) *oauth2.Config {
+	return &oauth2.Config{
+		ClientID: p.cfg.ClientID, ClientSecret: p.secret, Endpoint: d.Endpoint(),
+		RedirectURL: p.redir, Scopes: p.scopes,
+	}
+}
+
+// verify checks an ID token's signature, issuer, audience and expiry and,
+// when nonce is set, its nonce.
+func (p *provider) verify(ctx context.Context, d *oidc.Provider, raw, nonce string) (*oidc.IDToken, error) {
+	tok, err := d.Verifier(&oidc.Config{ClientID: p.cfg.ClientID}).Verify(p.ctx(ctx), raw)
+	if err != nil {
+		return nil, err
+	}
+	if nonce != "" && tok.Nonce != nonce {
+		return nil, errors.New("ID token nonce does not match the login attempt")
+	}
+	return tok, nil
+}

@@ -1,0 +1,119 @@
+package login
+
+import (
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/lru"
+)
+
+// RateLimiter limits requests per client address with a token bucket per
+// address (golang.org/x/time/rate). The buckets live in a bounded LRU, so
+// a flood of distinct addresses costs bounded memory; an evicted address
+// starts again with a full bucket, which only helps an attacker that
+// already controls more addresses than the LRU holds.
+type RateLimiter struct {
+	limit   rate.Limit
+	burst   int
+	trusted []*net.IPNet
+	clock   clock.PassiveClock
+
+	mu      sync.Mutex
+	buckets *lru.Cache
+}
+
+// NewRateLimiter allows perSecond requests per address with bursts of
+// burst, tracking at most size addresses. X-Forwarded-For is believed only
+// from peers within trusted.
+func NewRateLimiter(perSecond float64, burst, size int, trusted []*net.IPNet, c clock.PassiveClock) *RateLimiter {
+	return &RateLimiter{limit: rate.Limit(perSecond), burst: burst, trusted: trusted, clock: c, buckets: lru.New(size)}
+}
+
+// allow takes a token for addr, or says how long until one is available.
+func (l *RateLimiter) allow(addr string) (bool, time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var b *rate.Limiter
+	if v, ok := l.buckets.Get(addr); ok {
+		b = v.(*rate.Limiter)
+	} else {
+		b = rate.NewLimiter(l.limit, l.burst)
+		l.buckets.Add(addr, b)
+	}
+	now := l.clock.Now()
+	r := b.ReserveN(now, 1)
+	if !r.OK() {
+		return false, time.Minute
+	}
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		return false, d
+	}
+	return true, 0
+}
+
+// WithRateLimit answers 429 with Retry-After when the client address of a
+// request is over its limit.
+func (l *RateLimiter) WithRateLimit(delegate http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if ok, wait := l.allow(ClientAddress(r, l.trusted)); !ok {
+			secs := int((wait + time.Second - 1) / time.Second)
+			w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
+			writeStatus(w, http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests, "too many login attempts, retry later")
+			return
+		}
+		delegate.ServeHTTP(w, r)
+	})
+}
+
+// ClientAddress is the address a request comes from: the direct peer,
+// unless the peer is a trusted proxy. Then X-Forwarded-For is read from
+// the right (the entry the trusted proxy appended) leftwards, skipping
+// further trusted proxies; the first untrusted entry is the client. The
+// entries left of it were written by the client and are never believed.
+func ClientAddress(r *http.Request, trusted []*net.IPNet) string {
+	peer := hostOf(r.RemoteAddr)
+	ip := net.ParseIP(peer)
+	if ip == nil || !within(ip, trusted) {
+		return peer
+	}
+	var hops []string
+	for _, h := range r.Header.Values("X-Forwarded-For") {
+		hops = append(hops, strings.Split(h, ",")...)
+	}
+	client := peer
+	for i := len(hops) - 1; i >= 0; i-- {
+		hop := net.ParseIP(hostOf(strings.TrimSpace(hops[i])))
+		if hop == nil {
+			break // garbage: stop at the last address we could trust
+		}
+		client = hop.String()
+		if !within(hop, trusted) {
+			break
+		}
+	}
+	return client
+}
+
+func hostOf(addr string) string {
+	if h, _, err := net.SplitHostPort(addr); err == nil {
+		return h
+	}
+	return strings.Trim(addr, "[]")
+}
+
+func within(ip net.IP, nets []*net.IPNet) bool {
+	for _, n := range nets {
+		if n.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,97 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/apiserver/pkg/storage/etcd3/testserver"
+
+	"github.com/wharfhub/wharf/hub/cluster"
+	"github.com/wharfhub/wharf/hub/proxy"
+	"github.com/wharfhub/wharf/hub/serviceaccounts"
+	"github.com/wharfhub/wharf/hub/workspaces"
+)
+
+// TestServiceAccountBinding runs the hub's real authorizer chain and the
+// backend proxy's workspace check over a real workspace index. Every
+// service account is made a hub administrator here, so that only the
+// binding step can be what refuses a token outside its workspace.
+func TestServiceAccountBinding(t *testing.T) {
+	etcd := testserver.RunEtcd(t, nil)
+	ctx := context.Background()
+	index := workspaces.NewIndex(etcd.Client, "/registry")
+	if _, err := index.EnsureRoot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a, err := index.Allocate(ctx, "root:a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := index.Allocate(ctx, "root:b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chain, _, err := newAuthorizer(admins{groups: sets.New("system:serviceaccounts", user.SystemPrivilegedGroup)}, &workspaceRBAC{resolver: index},
+		authorizer.AuthorizerFunc(func(context.Context, authorizer.Attributes) (authorizer.Decision, string, error) {
+			return authorizer.DecisionNoOpinion, "", nil
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sa := serviceaccounts.UserInfo(serviceaccounts.Subject{Cluster: a, Namespace: "default", Name: "bot", UID: "u"}, "")
+	admin := &user.DefaultInfo{Name: "root-admin", Groups: []string{user.SystemPrivilegedGroup}}
+	target := func(raw string) context.Context {
+		return cluster.WithTarget(ctx, cluster.Target{Raw: raw, Explicit: true})
+	}
+
+	for _, tc := range []struct {
+		name  string
+		ctx   context.Context
+		user  user.Info
+		allow bool
+	}{
+		{"token in its workspace, by path", target("root:a"), sa, true},
+		{"token in its workspace, by id", target(string(a)), sa, true},
+		{"token in another workspace, by path", target("root:b"), sa, false},
+		{"token in another workspace, by id", target(string(b)), sa, false},
+		{"token in root", target("root"), sa, false},
+		{"token on /clusters/*", target(cluster.WildcardRaw), sa, false},
+		{"admin in another workspace", target("root:b"), admin, true},
+		{"admin on /clusters/*", target(cluster.WildcardRaw), admin, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, attrs := range []authorizer.AttributesRecord{
+				{User: tc.user, Verb: "list", Resource: "configmaps", Namespace: "default", ResourceRequest: true},
+				{User: tc.user, Verb: "get", Path: "/api"},
+			} {
+				d, reason, err := chain.Authorize(tc.ctx, attrs)
+				if err != nil && d != authorizer.DecisionDeny {
+					t.Fatal(err)
+				}
+				if (d == authorizer.DecisionAllow) != tc.allow {
+					t.Fatalf("%s %s: decision %v (%s), want allow=%v", attrs.Verb, attrs.Resource+attrs.Path, d, reason, tc.allow)
+				}
+			}
+		})
+	}
+
+	// The backend proxy's workspace check asks the same chain.
+	ids := workspaceIdentity{index: index, authz: chain}
+	for _, tc := range []struct {
+		ws    string
+		allow bool
+	}{{"root:a", true}, {string(a), true}, {"root:b", false}, {string(b), false}, {"", false}} {
+		id, err := ids.Resolve(ctx, sa, tc.ws)
+		var forbidden *proxy.ForbiddenError
+		if tc.allow && (err != nil || id.Cluster != string(a)) {
+			t.Errorf("backend access to %q: %+v %v", tc.ws, id, err)
+		}
+		if !tc.allow && !errors.As(err, &forbidden) {
+			t.Errorf("backend access to %q: want forbidden, got %+v %v", tc.ws, id, err)
+		}
+	}
+}

@@ -1,0 +1,131 @@
+package serviceaccounts
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/utils/ptr"
+
+	"github.com/wharfhub/wharf/hub/cluster"
+)
+
+// TokenREST serves serviceaccounts/token: POST a TokenRequest, get a
+// token for that ServiceAccount of the request's workspace.
+type TokenREST struct {
+	serviceAccounts rest.Getter
+	tokens          *Tokens
+	maxExpiration   time.Duration
+}
+
+var (
+	_ rest.NamedCreater             = &TokenREST{}
+	_ rest.GroupVersionKindProvider = &TokenREST{}
+)
+
+// NewTokenREST mints tokens of t for ServiceAccounts read from sas;
+// requested lifetimes above maxExpiration are cut to it (0: the default).
+func NewTokenREST(sas rest.Getter, t *Tokens, maxExpiration time.Duration) *TokenREST {
+	if maxExpiration <= 0 {
+		maxExpiration = DefaultMaxExpiration
+	}
+	return &TokenREST{serviceAccounts: sas, tokens: t, maxExpiration: maxExpiration}
+}
+
+func (r *TokenREST) New() runtime.Object { return &authenticationv1.TokenRequest{} }
+
+func (r *TokenREST) Destroy() {}
+
+// GroupVersionKind says the subresource of core/v1 ServiceAccount speaks
+// authentication.k8s.io/v1 TokenRequest, as upstream.
+func (r *TokenREST) GroupVersionKind(schema.GroupVersion) schema.GroupVersionKind {
+	return authenticationv1.SchemeGroupVersion.WithKind("TokenRequest")
+}
+
+var tokenRequestKind = schema.GroupKind{Group: authenticationv1.GroupName, Kind: "TokenRequest"}
+
+// Create mints a token for the ServiceAccount name in the request's
+// namespace and workspace.
+func (r *TokenREST) Create(ctx context.Context, name string, obj runtime.Object, createValidation rest.ValidateObjectFunc, _ *metav1.CreateOptions) (runtime.Object, error) {
+	req, ok := obj.(*authenticationv1.TokenRequest)
+	if !ok {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("not a TokenRequest: %T", obj))
+	}
+	if createValidation != nil {
+		if err := createValidation(ctx, obj.DeepCopyObject()); err != nil {
+			return nil, err
+		}
+	}
+	id, ok := cluster.From(ctx)
+	if !ok {
+		return nil, apierrors.NewInternalError(fmt.Errorf("token request without a workspace"))
+	}
+	ns, _ := request.NamespaceFrom(ctx)
+	ttl, errs := r.validate(req)
+	if len(errs) > 0 {
+		return nil, apierrors.NewInvalid(tokenRequestKind, name, errs)
+	}
+	got, err := r.serviceAccounts.Get(ctx, name, &metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	sa, ok := got.(*corev1.ServiceAccount)
+	if !ok {
+		return nil, apierrors.NewInternalError(fmt.Errorf("service account storage returned %T", got))
+	}
+	if sa.DeletionTimestamp != nil {
+		return nil, apierrors.NewForbidden(schema.GroupResource{Resource: "serviceaccounts/token"}, name, fmt.Errorf("service account is being deleted"))
+	}
+	tok, exp, err := r.tokens.Mint(Subject{Cluster: id, Namespace: ns, Name: sa.Name, UID: sa.UID}, req.Spec.Audiences, ttl)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	out := req.DeepCopy()
+	out.ObjectMeta = metav1.ObjectMeta{Name: sa.Name, Namespace: ns, CreationTimestamp: metav1.Now()}
+	out.Spec.ExpirationSeconds = ptr.To(int64(ttl / time.Second))
+	if len(out.Spec.Audiences) == 0 {
+		out.Spec.Audiences = r.tokens.APIAudiences()[:1]
+	}
+	out.Status = authenticationv1.TokenRequestStatus{Token: tok, ExpirationTimestamp: metav1.NewTime(exp)}
+	return out, nil
+}
+
+// validate applies upstream's rules: default an hour, at least ten
+// minutes, at most 2^32 seconds, then cut to the configured maximum.
+func (r *TokenREST) validate(req *authenticationv1.TokenRequest) (time.Duration, field.ErrorList) {
+	var errs field.ErrorList
+	spec := field.NewPath("spec")
+	ttl := DefaultExpiration
+	if s := req.Spec.ExpirationSeconds; s != nil {
+		switch {
+		case *s < int64(MinExpiration/time.Second):
+			errs = append(errs, field.Invalid(spec.Child("expirationSeconds"), *s, "may not specify a duration less than 10 minutes"))
+		case *s > math.MaxUint32:
+			errs = append(errs, field.Invalid(spec.Child("expirationSeconds"), *s, "may not specify a duration larger than 2^32 seconds"))
+		default:
+			ttl = time.Duration(*s) * time.Second
+		}
+	}
+	if ttl > r.maxExpiration {
+		ttl = r.maxExpiration
+	}
+	for i, a := range req.Spec.Audiences {
+		if a == "" {
+			errs = append(errs, field.Invalid(spec.Child("audiences").Index(i), a, "must not be empty"))
+		}
+	}
+	if req.Spec.BoundObjectRef != nil {
+		errs = append(errs, field.NotSupported(spec.Child("boundObjectRef"), req.Spec.BoundObjectRef.Kind, []string{}))
+	}
+	return ttl, errs
+}
