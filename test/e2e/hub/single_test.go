@@ -170,6 +170,18 @@ func TestSingleReplicaProvider(t *testing.T) {
 		}
 	}
 
+	// The catalog names the holder.
+	hubReplica := func(h *hubProc) string {
+		out, _ := h.kubectl("root", "get", "catalogentry", "single", "-o", "jsonpath={.status.hubReplica}")
+		return out
+	}
+	eventually(t, 30*time.Second, func() error {
+		if got := hubReplica(nh); got != holder {
+			return fmt.Errorf("catalog hubReplica %q, want %q", got, holder)
+		}
+		return nil
+	})
+
 	// kill -9 the holder: the survivor takes the Lease and runs the plugin.
 	killed := time.Now()
 	if err := hubs[holder].cmd.Process.Kill(); err != nil {
@@ -215,6 +227,12 @@ func TestSingleReplicaProvider(t *testing.T) {
 	if got := nh.mustKubectl("root", "get", "lease", "-n", "kube-system", "provider-single", "-o", "jsonpath={.spec.holderIdentity}"); got != other {
 		t.Fatalf("lease holder %q, want %q", got, other)
 	}
+	eventually(t, 30*time.Second, func() error {
+		if got := hubReplica(nh); got != other {
+			return fmt.Errorf("catalog hubReplica %q after failover, want %q", got, other)
+		}
+		return nil
+	})
 
 	// The killed replica comes back as a standby; a clean stop of the
 	// holder hands the provider back to it.
