@@ -19,7 +19,8 @@
 //     strips every X-Kedge-* header and the assertion header itself before
 //     asserting. A bad, expired or misdirected assertion is refused with
 //     401; it never falls back to another identity.
-//   - A captured assertion is replayed. Assertions live 30 s, are bound to
+//   - A captured assertion is replayed. Assertions live 30 s (so replica
+//     clocks must agree to within that), are bound to
 //     the target replica (audience), the provider, the method, the cleaned
 //     path and the query, and carry a random nonce the holder remembers
 //     until expiry, so each is accepted once.
