@@ -15,7 +15,7 @@ export WHARF_BIN_DIR := $(BIN)
 # $WHARF_KUBE_TOOLS_CACHE. Lazily evaluated; `make -s kube-tools-dir` prints it.
 KUBE_TOOLS_DIR = $(shell GO=$(GO) bash test/tools/build.sh --print-dir)
 
-.PHONY: all build run test unit e2e bench lint fmt clean generate
+.PHONY: all build run test unit e2e bench bench-providers lint fmt clean generate
 .PHONY: kube-tools kube-tools-dir kube-tools-for-test
 
 all: build
@@ -26,12 +26,16 @@ LDFLAGS := -X k8s.io/component-base/version.gitVersion=v1.37.2-wharf+$(GIT_COMMI
 	-X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37 \
 	-X k8s.io/component-base/version.gitCommit=$(GIT_COMMIT)
 
+# Provider plugins are built as $(BIN)/wharf-provider-<name>, the names
+# --provider-dir loads.
 build:
 	@mkdir -p $(BIN)
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
+	$(GO) build -o $(BIN)/wharf-provider-hello ./sdk/examples/hello
 
+# run loads every provider plugin that build made (the sample: hello).
 run: build
-	$(BIN)/wharf-hub --data-dir=$(DATA_DIR) $(ARGS)
+	$(BIN)/wharf-hub --data-dir=$(DATA_DIR) --provider-dir=$(BIN) $(ARGS)
 
 lint:
 	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.cache/*'))"; \
@@ -71,6 +75,14 @@ bench: build
 	$(GO) run ./test/bench/hub -bin $(BIN)/wharf-hub
 	$(GO) test -run='^$$' -bench='^BenchmarkAuthorize$$' ./hub/authz/rbac | $(GO) run ./test/bench/authzratio
 	$(GO) run ./test/bench/rbac -bin $(BIN)/wharf-hub
+	$(MAKE) --no-print-directory bench-providers
+
+# bench-providers compares the hub's backend proxy with nginx and with no
+# proxy; nginx comes from Debian, installed once if missing (as root).
+bench-providers: build
+	@command -v nginx >/dev/null 2>&1 || test -x /usr/sbin/nginx || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx; }
+	$(GO) run ./test/bench/providers -bin $(BIN)/wharf-hub
 
 # generate rewrites the deepcopy and OpenAPI code of the hub's API types.
 # The OpenAPI definitions also cover the k8s.io/api groups the hub serves,

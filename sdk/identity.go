@@ -52,7 +52,8 @@ func IdentityFrom(r *http.Request) (id Identity, ok bool) {
 	return id, id.User != ""
 }
 
-// StripIdentity deletes every X-Kedge-* header in any case, and removes
+// StripIdentity deletes every X-Kedge-* header in any case (and spelled
+// with underscores, X_Kedge_*), and removes
 // X-Kedge-* tokens from Connection. The latter matters because a proxy drops
 // headers named in Connection as hop-by-hop after the hub has injected them:
 // "Connection: X-Kedge-User" would otherwise erase the verified user. The hub
@@ -108,7 +109,28 @@ func SetIdentity(h http.Header, id Identity) {
 	}
 }
 
+// hasIdentityPrefix matches the prefix in any case and with '_' for '-':
+// servers that map headers to CGI-style variables (HTTP_X_KEDGE_USER) read
+// "X_Kedge_User" as the identity header, so it must be stripped too.
 func hasIdentityPrefix(name string) bool {
-	return len(name) >= len(IdentityHeaderPrefix) &&
-		strings.EqualFold(name[:len(IdentityHeaderPrefix)], IdentityHeaderPrefix)
+	if len(name) < len(IdentityHeaderPrefix) {
+		return false
+	}
+	for i := range len(IdentityHeaderPrefix) {
+		if foldHeaderByte(name[i]) != foldHeaderByte(IdentityHeaderPrefix[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// foldHeaderByte lower-cases ASCII letters and maps '_' to '-'.
+func foldHeaderByte(c byte) byte {
+	switch {
+	case c == '_':
+		return '-'
+	case 'A' <= c && c <= 'Z':
+		return c + ('a' - 'A')
+	}
+	return c
 }

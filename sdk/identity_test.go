@@ -44,6 +44,8 @@ func TestStripIdentity(t *testing.T) {
 	}{
 		{name: "canonical", in: http.Header{"X-Kedge-User": {"m"}, "Accept": {"*/*"}}, want: http.Header{"Accept": {"*/*"}}},
 		{name: "any case", in: http.Header{"x-kedge-user": {"m"}, "X-KEDGE-TENANT": {"t"}, "x-KeDgE-whatever": {"w"}}, want: http.Header{}},
+		{name: "underscores", in: http.Header{"X_Kedge_User": {"m"}, "x_kedge_groups": {"g"}, "X-Kedge_Tenant": {"t"}, "X_Kedgey": {"ok"}},
+			want: http.Header{"X_Kedgey": {"ok"}}},
 		{name: "prefix only", in: http.Header{"X-Kedgey": {"ok"}, "X-Kedge": {"ok"}}, want: http.Header{"X-Kedgey": {"ok"}, "X-Kedge": {"ok"}}},
 		{name: "connection tokens", in: http.Header{"Connection": {"keep-alive, X-Kedge-User", "x-kedge-groups"}, "x-kedge-groups": {"g"}},
 			want: http.Header{"Connection": {"keep-alive"}}},

@@ -111,3 +111,34 @@ func TestHostRestartsUnhealthyPlugin(t *testing.T) {
 		t.Errorf("unhealthy plugin %d was not killed", first.Pid)
 	}
 }
+
+// A plugin whose health check never returns (hung, not unhealthy) is
+// restarted once HealthFailures pings timed out, and the hung process is
+// killed.
+func TestHostRestartsHungPlugin(t *testing.T) {
+	dataDir := t.TempDir()
+	sv := testSupervision()
+	sv.HealthTimeout = 200 * time.Millisecond
+	h, _ := runHost(t, context.Background(), Config{DataDir: dataDir, Supervision: sv, Specs: []Spec{{Name: "second", Path: secondBin}}})
+	first := waitState(t, h, "second", StateRunning)
+	hang := filepath.Join(dataDir, "providers", "second", "hang")
+	if err := os.WriteFile(hang, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var st Status
+	waitFor(t, "a restart of the hung plugin", func() bool {
+		st, _ = h.Status("second")
+		return st.Restarts >= 1
+	})
+	if !strings.Contains(st.LastError, "health checks failed") || !strings.Contains(st.LastError, "DeadlineExceeded") {
+		t.Errorf("last error %q, want timed-out health checks", st.LastError)
+	}
+	if err := os.Remove(hang); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "running again in a new process", func() bool {
+		st, _ = h.Status("second")
+		return st.State == StateRunning && st.Pid != first.Pid
+	})
+	waitFor(t, "the hung process gone", func() bool { return !processAlive(first.Pid) })
+}

@@ -36,9 +36,15 @@ func NewBackend(providers Providers, identity IdentityResolver) *Backend {
 	b := &Backend{providers: providers, identity: identity}
 	b.rp = &httputil.ReverseProxy{
 		Transport: dispatch{},
-		// Flush after every write: SSE, long polls and tunnels must not
-		// sit in a buffer.
-		FlushInterval:  -1,
+		// Zero: ReverseProxy flushes after every write for every response
+		// of unknown length (streams, long polls, tunnels, anything
+		// chunked) and for text/event-stream, and flushes the headers at
+		// once. A response with a Content-Length is a complete message
+		// already in hand: it goes out through the buffered writer, which
+		// saves a write per header block and per body write (about half
+		// the proxy's syscalls on small answers, see test/bench/providers).
+		FlushInterval:  0,
+		BufferPool:     newBufferPool(),
 		Rewrite:        rewriteBackend,
 		ErrorHandler:   proxyError,
 		ModifyResponse: recordCode,
@@ -55,10 +61,12 @@ func (b *Backend) WithHop(hop Hop) *Backend {
 	return b
 }
 
-// rewriteBackend runs after ReverseProxy removed hop-by-hop headers
-// (including any named in Connection), so the identity set here cannot be
-// removed again. Authorization is carried over from the inbound request;
-// the hub's own cookies and CSRF header are not (stripHubCredentials).
+// rewriteBackend runs on ReverseProxy's clone of the request after it
+// removed hop-by-hop headers (including any named in Connection), so the
+// identity set here cannot be removed again. SetIdentity strips every
+// X-Kedge-* header first, whatever its case or spelling. Authorization is
+// put back from the inbound request, as authentication deleted it; the
+// hub's own cookies and CSRF header are not forwarded (stripHubCredentials).
 func rewriteBackend(pr *httputil.ProxyRequest) {
 	f, _ := forwardFrom(pr.In.Context())
 	pr.SetXForwarded()
@@ -73,6 +81,7 @@ func rewriteBackend(pr *httputil.ProxyRequest) {
 	}
 	stripHop(pr.Out.Header)
 	stripHubCredentials(pr.Out.Header)
+	restoreAuthorization(pr.In.Context(), pr.Out.Header)
 	// An empty identity (public path) strips and asserts nothing.
 	sdk.SetIdentity(pr.Out.Header, f.identity)
 }
@@ -119,7 +128,7 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := &forward{name: rt.name, route: rt, transport: t.Transport, retryAfter: t.RetryAfter}
-	defer func() { observe(rt.name, f.code, start) }()
+	defer func() { observe(rt.name, f.code, start, f.headers) }()
 	switch {
 	case isPublic(rt, t.PublicPaths):
 	case len(r.Header.Values(AssertionHeader)) > 0:
@@ -138,14 +147,9 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if f.code = b.target(w, r, t, f); f.code != 0 {
 		return
 	}
-	out := r.Clone(withForward(r.Context(), f))
-	// First pass of stripping, before ReverseProxy's hop-by-hop handling
-	// could act on a Connection header naming X-Kedge-*; Rewrite strips
-	// again and asserts.
-	sdk.StripIdentity(out.Header)
-	stripHop(out.Header)
-	restoreAuthorization(r.Context(), out.Header)
-	b.rp.ServeHTTP(w, out)
+	// A shallow copy: ReverseProxy clones the request (headers included)
+	// itself, and all header edits happen on that clone in Rewrite.
+	b.rp.ServeHTTP(w, r.WithContext(withForward(r.Context(), f)))
 }
 
 // target points f at the provider's socket or, for a replicas: single
@@ -230,19 +234,20 @@ func fail(w http.ResponseWriter, code int, reason metav1.StatusReason, msg strin
 	return sdk.Identity{}, code
 }
 
-// recordCode notes the provider's status for metrics; ModifyResponse runs
-// before an upgrade is carried, so 101s are seen too.
+// recordCode notes the provider's status and when its headers arrived, for
+// metrics; ModifyResponse runs before an upgrade is carried, so 101s are
+// seen too.
 func recordCode(resp *http.Response) error {
 	if f, ok := forwardFrom(resp.Request.Context()); ok {
-		f.code = resp.StatusCode
+		f.code, f.headers = resp.StatusCode, time.Now()
 	}
 	return nil
 }
 
 // proxyError turns transport failures into Status responses. A socket that
-// refuses means the provider stopped after lookup: 503, like a known-down
-// provider. So does a holder replica that refuses or drops the connection
-// (it died; another replica is about to take over).
+// refuses or resets means the provider stopped after lookup: 503, like a
+// known-down provider. So does a holder replica that refuses or drops the
+// connection (it died; another replica is about to take over).
 func proxyError(w http.ResponseWriter, r *http.Request, err error) {
 	f, _ := forwardFrom(r.Context())
 	name := ""
@@ -255,7 +260,7 @@ func proxyError(w http.ResponseWriter, r *http.Request, err error) {
 		setCode(f, 499)
 		return
 	}
-	if isDialError(err) || (f != nil && f.remote != nil && isConnError(err)) {
+	if isProviderGone(err) || (f != nil && f.remote != nil && isConnError(err)) {
 		var after = defaultRetryAfter
 		if f != nil && f.retryAfter > 0 {
 			after = f.retryAfter

@@ -119,6 +119,7 @@ func rewriteHop(pr *httputil.ProxyRequest, f *forward) {
 	// The caller is authenticated here; the holder needs no browser
 	// session (and strips it before the provider anyway).
 	stripHubCredentials(pr.Out.Header)
+	restoreAuthorization(pr.In.Context(), pr.Out.Header)
 	if f.assertion != "" {
 		pr.Out.Header.Set(AssertionHeader, f.assertion)
 	}

@@ -10,8 +10,13 @@ import (
 
 // Backend proxy metrics. The provider label is only ever a loaded
 // provider's name, so a caller probing random names cannot grow the series.
-// An upgraded connection (101) is observed when it closes, so its duration
-// is the connection's lifetime.
+//
+// The duration is time to response headers: from the proxy receiving the
+// request until the provider's status and headers arrived (or the proxy
+// wrote its own error). Streams (SSE, websockets after the 101) are thus
+// measured by how fast they started, not by how long a client kept them
+// open, which would swamp the histogram with connection lifetimes. The
+// request counter is written when the exchange ends, with the final code.
 var (
 	providerRequests = compbasemetrics.NewCounterVec(&compbasemetrics.CounterOpts{
 		Name:           "wharf_provider_requests_total",
@@ -20,8 +25,8 @@ var (
 	}, []string{"provider", "code"})
 	providerDuration = compbasemetrics.NewHistogramVec(&compbasemetrics.HistogramOpts{
 		Name:           "wharf_provider_request_duration_seconds",
-		Help:           "Duration of requests through the backend proxy, streams included.",
-		Buckets:        []float64{0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600},
+		Help:           "Time from receiving a backend proxy request to the response headers; streams count until their headers.",
+		Buckets:        []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30},
 		StabilityLevel: compbasemetrics.ALPHA,
 	}, []string{"provider"})
 )
@@ -31,7 +36,12 @@ func init() {
 	legacyregistry.MustRegister(providerRequests, providerDuration)
 }
 
-func observe(provider string, code int, start time.Time) {
+// observe records one finished exchange. headers is when the response
+// headers were known; zero means the proxy answered itself just now.
+func observe(provider string, code int, start, headers time.Time) {
+	if headers.IsZero() {
+		headers = time.Now()
+	}
 	providerRequests.WithLabelValues(provider, strconv.Itoa(code)).Inc()
-	providerDuration.WithLabelValues(provider).Observe(time.Since(start).Seconds())
+	providerDuration.WithLabelValues(provider).Observe(headers.Sub(start).Seconds())
 }

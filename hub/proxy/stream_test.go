@@ -12,16 +12,25 @@ import (
 	"github.com/wharfhub/wharf/sdk"
 )
 
-// TestBackendSSEStreams reads the first event while the provider's handler
-// is still blocked: a buffering proxy would hang here until the test
-// timeout, so no timing assertion is needed.
-func TestBackendSSEStreams(t *testing.T) {
+// TestBackendStreams reads the first chunk while the provider's handler is
+// still blocked: a buffering proxy would hang here until the test timeout,
+// so no timing assertion is needed. Any response without a Content-Length
+// is a stream, not only text/event-stream.
+func TestBackendStreams(t *testing.T) {
+	for _, ct := range []string{"text/event-stream", "application/x-ndjson", ""} {
+		t.Run(ct, func(t *testing.T) { testStream(t, ct) })
+	}
+}
+
+func testStream(t *testing.T, contentType string) {
 	release := make(chan struct{})
 	done := make(chan struct{})
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /services/events", func(w http.ResponseWriter, r *http.Request) {
 		defer close(done)
-		w.Header().Set("Content-Type", "text/event-stream")
+		if contentType != "" {
+			w.Header().Set("Content-Type", contentType)
+		}
 		_, _ = io.WriteString(w, "data: "+r.Header.Get(sdk.HeaderUser)+"\n\n")
 		_ = http.NewResponseController(w).Flush()
 		select {

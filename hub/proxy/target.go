@@ -116,6 +116,9 @@ type forward struct {
 	hopped bool
 	// code is the status sent to the caller, for metrics.
 	code int
+	// headers is when the provider's response headers arrived, for metrics;
+	// zero when the proxy answered itself.
+	headers time.Time
 }
 
 func withForward(ctx context.Context, f *forward) context.Context {
@@ -142,9 +145,13 @@ func (dispatch) RoundTrip(r *http.Request) (*http.Response, error) {
 
 var errNoTransport = errors.New("proxy: request carries no provider transport")
 
-// isDialError reports whether the provider's socket refused or vanished,
-// i.e. the provider stopped between lookup and dial: that is a 503 with
-// Retry-After, like a provider known to be down.
-func isDialError(err error) bool {
-	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT)
+// isProviderGone reports whether the provider's socket refused or vanished,
+// or a connection to it was reset before any answer: the provider stopped
+// or crashed between lookup and answer. That is a 503 with Retry-After,
+// like a provider known to be down; the supervisor notices the exit only
+// at its next poll, and a pooled connection to the dead process fails this
+// way rather than at dial.
+func isProviderGone(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }

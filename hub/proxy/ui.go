@@ -47,6 +47,7 @@ func NewUI(providers Providers, shell http.Handler) *UI {
 		shell:     shell,
 		rp: &httputil.ReverseProxy{
 			Transport:      dispatch{},
+			BufferPool:     newBufferPool(),
 			Rewrite:        rewriteUI,
 			ModifyResponse: cacheAsset,
 			ErrorHandler:   proxyError,

@@ -55,8 +55,9 @@ var selfReviews = map[schema.GroupResource]bool{
 	{Group: "authentication.k8s.io", Resource: "selfsubjectreviews"}:      true,
 }
 
-// newAuthorizer builds the chain: service-account tokens used outside
-// their workspace are denied first, then hub administrators, then API
+// newAuthorizer builds the chain: what no workspace grant may allow (hub
+// guards) and service-account tokens used outside their workspace are
+// denied first, then hub administrators, then API
 // discovery and self reviews for every authenticated user, then the scope
 // of provider identities, then the request workspace's RBAC, then deny.
 func newAuthorizer(a admins, w *workspaceRBAC, providers authorizer.Authorizer) (authorizer.Authorizer, authorizer.RuleResolver, error) {
@@ -80,6 +81,7 @@ func newAuthorizer(a admins, w *workspaceRBAC, providers authorizer.Authorizer) 
 		return authorizer.DecisionNoOpinion, "", nil
 	})
 	chain, err := authzunion.New(
+		hubGuards(a),
 		serviceAccountBinding(w),
 		authzunion.NamedAuthorizer{AuthorizerName: "admins", Authorizer: authorizer.AuthorizerFunc(a.Authorize)},
 		authzunion.NamedAuthorizer{AuthorizerName: "public-info", Authorizer: public},

@@ -51,8 +51,8 @@ var (
 		Help:           "1 while a provider plugin is running, 0 otherwise.",
 		StabilityLevel: compbasemetrics.ALPHA,
 	}, []string{"provider"})
-	providerRestarts = compbasemetrics.NewGaugeVec(&compbasemetrics.GaugeOpts{
-		Name:           "wharf_provider_restarts",
+	providerRestarts = compbasemetrics.NewCounterVec(&compbasemetrics.CounterOpts{
+		Name:           "wharf_provider_restarts_total",
 		Help:           "Times a provider plugin was relaunched after a crash, failed health checks or a failed start.",
 		StabilityLevel: compbasemetrics.ALPHA,
 	}, []string{"provider"})
@@ -62,11 +62,13 @@ func init() {
 	legacyregistry.MustRegister(providerUp, providerRestarts)
 }
 
-// runProviderMetrics mirrors the plugin host's status into gauges. The
-// restart count is a gauge of the host's own counter: it restarts with the
-// hub, as the host does.
+// runProviderMetrics mirrors the plugin host's status into the metrics.
+// The host keeps a cumulative restart count per provider; the counter is
+// advanced by what it grew since the last look, so it starts at zero with
+// the hub process like any Prometheus counter.
 func runProviderMetrics(ctx context.Context, h *plugins.Host) {
 	changes := h.Subscribe(ctx)
+	seen := map[string]int{}
 	for {
 		for _, st := range h.List() {
 			up := 0.0
@@ -74,7 +76,11 @@ func runProviderMetrics(ctx context.Context, h *plugins.Host) {
 				up = 1
 			}
 			providerUp.WithLabelValues(st.Name).Set(up)
-			providerRestarts.WithLabelValues(st.Name).Set(float64(st.Restarts))
+			restarts := providerRestarts.WithLabelValues(st.Name) // exported from 0
+			if d := st.Restarts - seen[st.Name]; d > 0 {
+				restarts.Add(float64(d))
+				seen[st.Name] = st.Restarts
+			}
 		}
 		if _, ok := <-changes; !ok {
 			return

@@ -28,6 +28,8 @@ type Options struct {
 	// QPS and Burst are the client rate limits of configs from Config.
 	QPS   float32
 	Burst int
+	// Args are extra wharf-hub flags, e.g. --provider.
+	Args []string
 }
 
 // Hub is one running wharf-hub process with its own temp dir and embedded
@@ -95,6 +97,7 @@ func start(dir string, o Options) (*Hub, error) {
 		}
 		args = append(args, "--token-auth-file", tokenFile)
 	}
+	args = append(args, o.Args...)
 	logf, err := os.Create(h.logPath)
 	if err != nil {
 		return nil, fmt.Errorf("hub log: %w", err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +15,13 @@ import (
 
 // URL returns the hub's base URL, https://127.0.0.1:<port>.
 func (h *Hub) URL() string { return h.url }
+
+// Pid is the hub process's id.
+func (h *Hub) Pid() int { return h.cmd.Process.Pid }
+
+// DataDir is the hub's --data-dir; its serving certificate and key are in
+// pki/serving.crt and pki/serving.key.
+func (h *Hub) DataDir() string { return filepath.Join(h.dir, "data") }
 
 // Config returns the hub admin's (group system:masters) rest config for the
 // workspace at path or id ws, or for the hub URL itself if ws is empty.

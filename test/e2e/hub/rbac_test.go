@@ -261,3 +261,35 @@ func TestAdminFlags(t *testing.T) {
 		t.Errorf("bob's wildcard list = %d %s", code, body)
 	}
 }
+
+// TestWorkspaceAdminStaysInside: a workspace's admin holds "*" on "*"
+// there, yet cannot impersonate hub identities or change the hub-wide
+// CustomResourceDefinitions; it can still impersonate ordinary users.
+func TestWorkspaceAdminStaysInside(t *testing.T) {
+	t.Parallel()
+	h := rbacHub(t)
+	h.mustApply("", "apiVersion: tenancy.wharf.dev/v1alpha1\nkind: Workspace\nmetadata:\n  name: inside\n", "create", "--token", "alice-token")
+	ws := "root:inside"
+	eventuallyAllowed(t, h, "alice", ws, "get", "configmaps", "-n", "default")
+	for _, args := range [][]string{
+		{"get", "namespaces", "--as=mallory", "--as-group=system:masters"},
+		{"get", "namespaces", "--as=wharf-admin"},
+		{"get", "namespaces", "--as=system:wharf:provider:example"},
+		{"create"},
+	} {
+		var out string
+		var err error
+		if args[0] == "create" {
+			out, err = h.applyStdin(ws, widgetCRD, append(args, "--token", "alice-token")...)
+		} else {
+			out, err = h.as("alice", ws, args...)
+		}
+		if err == nil || !strings.Contains(out, "forbidden") {
+			t.Errorf("alice %v in her workspace: err=%v %s", args, err, out)
+		}
+	}
+	// Impersonating bob works; bob himself has no access there.
+	if out, _ := h.as("alice", ws, "get", "configmaps", "-n", "default", "--as=bob"); !strings.Contains(out, `User "bob" cannot list`) {
+		t.Errorf("alice impersonating bob: %s", out)
+	}
+}

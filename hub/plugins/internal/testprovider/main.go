@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/wharfhub/wharf/sdk"
 )
@@ -20,8 +21,9 @@ import (
 var name = "testprovider"
 
 // provider reports itself unhealthy while a file named "unhealthy" exists
-// in its data dir, so tests can drive the hub's health-failure restart
-// without reaching into the process.
+// in its data dir, and stops answering health checks while one named "hang"
+// exists, so tests can drive the hub's health-failure restarts without
+// reaching into the process.
 type provider struct {
 	mu      sync.Mutex
 	dataDir string
@@ -36,14 +38,25 @@ func (p *provider) Start(_ context.Context, hc sdk.HubConfig) error {
 
 func (p *provider) Healthy(context.Context) error {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.dataDir == "" {
+	dir := p.dataDir
+	p.mu.Unlock()
+	if dir == "" {
 		return nil
 	}
-	if _, err := os.Stat(filepath.Join(p.dataDir, "unhealthy")); err == nil {
+	if fileExists(filepath.Join(dir, "unhealthy")) {
 		return errors.New("unhealthy file present")
 	}
+	// A hung plugin: never answer, whatever the caller's deadline, until
+	// the hub kills the process.
+	for fileExists(filepath.Join(dir, "hang")) {
+		time.Sleep(50 * time.Millisecond)
+	}
 	return nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 func (*provider) Manifest() sdk.Manifest {

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/wharfhub/wharf/hub/plugins"
+	"github.com/wharfhub/wharf/hub/server"
+)
+
+// sampleProvider is the SDK's sample (sdk/examples/hello), which `make run`
+// loads; its /whoami shows a newcomer the identity contract end to end.
+const sampleProvider = "hello"
+
+// printProviderHint tells how to call the sample provider's backend when it
+// is configured. The token is read from its file by the shell, never
+// printed: terminal scrollback and CI logs are not secret.
+func printProviderHint(w io.Writer, o *server.Options, externalURL string) {
+	specs, _ := o.Plugins.Specs() // already validated
+	for _, s := range specs {
+		name := s.Name
+		if s.FromDir {
+			// Directory plugins are named by their manifest once started;
+			// the file name is the usual guess.
+			name = strings.TrimPrefix(filepath.Base(s.Path), plugins.DirPrefix)
+		}
+		if name != sampleProvider {
+			continue
+		}
+		fmt.Fprintf(w, "      curl --cacert %s -H \"Authorization: Bearer $(cat %s)\" %s/services/providers/%s/whoami\n",
+			o.SecureServing.ServerCert.CertKey.CertFile, filepath.Join(o.DataDir, "admin-token"), externalURL, name)
+		return
+	}
+}
