@@ -1,6 +1,7 @@
 package enablement
 
 import (
+	"fmt"
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -41,6 +42,10 @@ func WithEnablement(delegate http.Handler, e Enabler, s runtime.NegotiatedSerial
 			return
 		}
 		gr := schema.GroupResource{Group: ri.APIGroup, Resource: ri.Resource}
-		responsewriters.ErrorNegotiated(apierrors.NewNotFound(gr, ri.Name), s, schema.GroupVersion{Group: ri.APIGroup, Version: ri.APIVersion}, w, r)
+		// Still a plain NotFound for clients, with a message that tells a
+		// person what to do about it.
+		notFound := apierrors.NewNotFound(gr, ri.Name)
+		notFound.ErrStatus.Message = fmt.Sprintf("%s is not enabled in this workspace: it belongs to provider %q; a ProviderBinding enables it", gr, provider)
+		responsewriters.ErrorNegotiated(notFound, s, schema.GroupVersion{Group: ri.APIGroup, Version: ri.APIVersion}, w, r)
 	})
 }
