@@ -10,8 +10,11 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
@@ -73,6 +76,8 @@ type replicaSet struct {
 	peers    *replicas.Peers
 	asserter *replicas.Asserter
 	gate     *leases.Gate
+	// namespaces reads root's namespaces: the Leases live in kube-system.
+	namespaces corev1client.NamespacesGetter
 	// ready is closed once the hub serves: only then is it registered and
 	// does it compete for Leases (through its own API).
 	ready chan struct{}
@@ -106,6 +111,9 @@ func (o *Options) newReplicaSet(ctx context.Context, extra *ExtraConfig, loopbac
 	if err != nil {
 		return nil, fmt.Errorf("lease client: %w", err)
 	}
+	if rs.namespaces, err = corev1client.NewForConfig(root); err != nil {
+		return nil, fmt.Errorf("namespace client: %w", err)
+	}
 	if rs.gate, err = leases.New(leases.Config{Client: client, Identity: rs.name, Ready: rs.ready}); err != nil {
 		return nil, err
 	}
@@ -117,8 +125,24 @@ func (o *Options) newReplicaSet(ctx context.Context, extra *ExtraConfig, loopbac
 func (rs *replicaSet) start(s *genericapiserver.GenericAPIServer) error {
 	return s.AddPostStartHook("wharf-replica-registry", func(hc genericapiserver.PostStartHookContext) error {
 		go rs.registry.Run(hc)
-		close(rs.ready)
+		go func() {
+			rs.waitLeaseNamespace(hc)
+			close(rs.ready)
+		}()
 		return nil
+	})
+}
+
+// waitLeaseNamespace waits (boundedly) until root's kube-system exists,
+// which another post-start hook creates on the very first start, so that
+// leader election does not begin with a failed create. Leader election
+// retries anyway; this only spares a spurious error.
+func (rs *replicaSet) waitLeaseNamespace(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	_ = wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		_, err := rs.namespaces.Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
+		return err == nil, nil
 	})
 }
 
