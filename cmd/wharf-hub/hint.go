@@ -29,7 +29,8 @@ func printProviderHint(w io.Writer, o *server.Options, externalURL string) {
 		if name != sampleProvider {
 			continue
 		}
-		fmt.Fprintf(w, "      curl --cacert %s -H \"Authorization: Bearer $(cat %s)\" %s/services/providers/%s/whoami\n",
+		// The admin has no home workspace, so the hint names root.
+		fmt.Fprintf(w, "      curl --cacert %s -H \"Authorization: Bearer $(cat %s)\" -H \"X-Wharf-Workspace: root\" %s/services/providers/%s/whoami\n",
 			o.SecureServing.ServerCert.CertKey.CertFile, filepath.Join(o.DataDir, "admin-token"), externalURL, name)
 		return
 	}

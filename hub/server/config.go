@@ -83,6 +83,8 @@ type ExtraConfig struct {
 	EtcdClient  *clientv3.Client
 	Embedded    *wetcd.Embedded
 	Index       *workspaces.Index
+	// Homes creates and finds the home workspaces of persons (home.go).
+	Homes *homes
 	// Admins are the hub-wide administrators.
 	Admins admins
 	// RBAC is handed the per-workspace RBAC authorizer once it exists.
@@ -200,6 +202,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	if gc.Authorization.Authorizer, gc.RuleResolver, err = newAuthorizer(extra.Admins, extra.RBAC, authorizer.AuthorizerFunc(extra.Catalog.authorizer(extra.RBAC).Authorize)); err != nil {
 		return nil, err
 	}
+	extra.Homes = withHomes(gc, &extra)
 	genericapiserver.AuthorizeClientBearerToken(gc.LoopbackClientConfig, &gc.Authentication, &gc.Authorization)
 	if extra.Replicas, err = o.newReplicaSet(ctx, &extra, gc.LoopbackClientConfig); err != nil {
 		return nil, err
@@ -208,9 +211,11 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		return nil, err
 	}
 	targets := extra.Replicas.targets(providerTargets(extra.Plugins), extra.Plugins)
-	backend := proxy.NewBackend(targets, workspaceIdentity{index: extra.Index, authz: gc.Authorization.Authorizer}).WithHop(extra.Replicas.asserter)
+	backend := proxy.NewBackend(targets, workspaceIdentity{index: extra.Index, authz: gc.Authorization.Authorizer, homes: extra.Homes}).WithHop(extra.Replicas.asserter)
 	ui := proxy.NewUI(targets, portal.Shell())
 	gc.BuildHandlerChainFunc = func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
+		// GET /api/whoami, behind authentication and authorization.
+		apiHandler = withWhoAmI(apiHandler, &extra, c.Authorization.Authorizer)
 		// Innermost: a provider's API answers 404 in workspaces that have
 		// not enabled it (hub/enablement); it needs the resolved cluster.
 		h := extra.Catalog.withEnablement(apiHandler, c.Serializer)

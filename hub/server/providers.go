@@ -9,6 +9,7 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
 	"github.com/wharfhub/wharf/hub/cluster"
+	"github.com/wharfhub/wharf/hub/home"
 	"github.com/wharfhub/wharf/hub/plugins"
 	"github.com/wharfhub/wharf/hub/proxy"
 	"github.com/wharfhub/wharf/hub/workspaces"
@@ -42,15 +43,25 @@ func providerTargets(h *plugins.Host) proxy.Providers {
 type workspaceIdentity struct {
 	index *workspaces.Index
 	authz authorizer.UnconditionalAuthorizer
+	homes home.Homes
 }
 
 var _ proxy.IdentityResolver = workspaceIdentity{}
 
 func (w workspaceIdentity) Resolve(ctx context.Context, u user.Info, ws string) (sdk.Identity, error) {
 	if ws == "" {
-		// Home workspaces arrive with identity (issue 6); until then a
-		// caller without an explicit workspace works in root.
-		ws = string(cluster.RootPath)
+		// No header and no cookie: the caller's home, if they have one.
+		if w.homes == nil {
+			return sdk.Identity{}, proxy.ErrNoWorkspace
+		}
+		path, _, err := w.homes.Home(ctx, u)
+		if errors.Is(err, home.ErrNoHome) {
+			return sdk.Identity{}, proxy.ErrNoWorkspace
+		}
+		if err != nil {
+			return sdk.Identity{}, fmt.Errorf("looking up home workspace: %w", err)
+		}
+		ws = path
 	}
 	info, err := w.index.Resolve(ctx, ws)
 	if errors.Is(err, workspaces.ErrNotFound) {

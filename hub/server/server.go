@@ -140,6 +140,11 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 		return nil, err
 	}
 
+	// Home workspaces get the Workspace storage, and SelfSubjectReview
+	// reports the caller's home (home.go).
+	if err := h.bindHomes(wsREST, builtin); err != nil {
+		return nil, err
+	}
 	paramCodec := metav1.ParameterCodec
 	for _, gv := range servedGroupVersions {
 		info := genericapiserver.NewDefaultAPIGroupInfo(gv.Group, x.Scheme, paramCodec, x.Codecs)

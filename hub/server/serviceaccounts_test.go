@@ -11,6 +11,7 @@ import (
 	"k8s.io/apiserver/pkg/storage/etcd3/testserver"
 
 	"github.com/wharfhub/wharf/hub/cluster"
+	"github.com/wharfhub/wharf/hub/home"
 	"github.com/wharfhub/wharf/hub/proxy"
 	"github.com/wharfhub/wharf/hub/serviceaccounts"
 	"github.com/wharfhub/wharf/hub/workspaces"
@@ -80,11 +81,11 @@ func TestServiceAccountBinding(t *testing.T) {
 	}
 
 	// The backend proxy's workspace check asks the same chain.
-	ids := workspaceIdentity{index: index, authz: chain}
+	ids := workspaceIdentity{index: index, authz: chain, homes: home.NewManager(index, chain)}
 	for _, tc := range []struct {
 		ws    string
 		allow bool
-	}{{"root:a", true}, {string(a), true}, {"root:b", false}, {string(b), false}, {"", false}} {
+	}{{"root:a", true}, {string(a), true}, {"root:b", false}, {string(b), false}} {
 		id, err := ids.Resolve(ctx, sa, tc.ws)
 		var forbidden *proxy.ForbiddenError
 		if tc.allow && (err != nil || id.Cluster != string(a)) {
@@ -93,5 +94,9 @@ func TestServiceAccountBinding(t *testing.T) {
 		if !tc.allow && !errors.As(err, &forbidden) {
 			t.Errorf("backend access to %q: want forbidden, got %+v %v", tc.ws, id, err)
 		}
+	}
+	// A service account has no home workspace: without one named, 400.
+	if id, err := ids.Resolve(ctx, sa, ""); !errors.Is(err, proxy.ErrNoWorkspace) {
+		t.Errorf("backend access without a workspace: want ErrNoWorkspace, got %+v %v", id, err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -73,8 +74,18 @@ func (r *RulesREST) Create(ctx context.Context, obj runtime.Object, createValida
 	return review, nil
 }
 
+// Extra keys SelfSubjectReview adds to status.userInfo.extra.
+const (
+	HomeWorkspaceExtra = "wharf.dev/home-workspace"
+	HomeClusterExtra   = "wharf.dev/home-cluster"
+)
+
 // WhoAmIREST answers SelfSubjectReview (kubectl auth whoami).
-type WhoAmIREST struct{}
+type WhoAmIREST struct {
+	// Home, when set, returns the caller's home workspace path and logical
+	// cluster id (hub/home); ok is false for callers without one.
+	Home func(ctx context.Context, u user.Info) (path, clusterID string, ok bool)
+}
 
 var (
 	_ rest.Creater                  = &WhoAmIREST{}
@@ -91,7 +102,7 @@ func (WhoAmIREST) GroupVersionKind(schema.GroupVersion) schema.GroupVersionKind 
 }
 
 // Create reports the caller's authenticated identity.
-func (WhoAmIREST) Create(ctx context.Context, obj runtime.Object, _ rest.ValidateObjectFunc, _ *metav1.CreateOptions) (runtime.Object, error) {
+func (w WhoAmIREST) Create(ctx context.Context, obj runtime.Object, _ rest.ValidateObjectFunc, _ *metav1.CreateOptions) (runtime.Object, error) {
 	u, ok := request.UserFrom(ctx)
 	if !ok {
 		return nil, apierrors.NewBadRequest("no user on request")
@@ -99,6 +110,15 @@ func (WhoAmIREST) Create(ctx context.Context, obj runtime.Object, _ rest.Validat
 	extra := map[string]authenticationv1.ExtraValue{}
 	for k, v := range u.GetExtra() {
 		extra[k] = v
+	}
+	// Only the hub speaks for these keys, whatever an authenticator set.
+	delete(extra, HomeWorkspaceExtra)
+	delete(extra, HomeClusterExtra)
+	if w.Home != nil {
+		if path, id, ok := w.Home(ctx, u); ok {
+			extra[HomeWorkspaceExtra] = authenticationv1.ExtraValue{path}
+			extra[HomeClusterExtra] = authenticationv1.ExtraValue{id}
+		}
 	}
 	return &authenticationv1.SelfSubjectReview{Status: authenticationv1.SelfSubjectReviewStatus{
 		UserInfo: authenticationv1.UserInfo{Username: u.GetName(), UID: u.GetUID(), Groups: u.GetGroups(), Extra: extra},

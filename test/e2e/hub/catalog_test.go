@@ -249,7 +249,7 @@ func TestProviderEnablement(t *testing.T) {
 	}
 
 	// The hub never logs the provider's token.
-	code, body := h.doAs(h.Token, http.MethodGet, "/services/providers/example/config", "")
+	code, body := h.getInWorkspace(h.Token, "root", "/services/providers/example/config")
 	var cfg struct{ RestToken, RestHost string }
 	if err := json.Unmarshal([]byte(body), &cfg); code != http.StatusOK || err != nil || len(cfg.RestToken) < 32 || cfg.RestHost != h.URL {
 		t.Fatalf("plugin config = %d %s %v", code, body, err)
@@ -306,7 +306,7 @@ func (h *hubProc) providerMayProxyEdges(ws string) bool {
 // credentials (HubConfig.RestConfig) and returns what the hub answered.
 func (h *hubProc) providerGet(path string) (int, string) {
 	h.t.Helper()
-	code, body := h.doAs(h.Token, http.MethodGet, "/services/providers/example/hub?path="+url.QueryEscape(path), "")
+	code, body := h.getInWorkspace(h.Token, "root", "/services/providers/example/hub?path="+url.QueryEscape(path))
 	if code != http.StatusOK {
 		h.t.Fatalf("plugin /hub = %d %s", code, body)
 	}

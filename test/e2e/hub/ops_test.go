@@ -78,7 +78,8 @@ func TestHealthAndMetrics(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		for _, want := range []string{`wharf_workspaces{phase="Ready"} 2`, "apiserver_request_total"} {
+		// root, root:users (the hub creates it at start) and m1.
+		for _, want := range []string{`wharf_workspaces{phase="Ready"} 3`, "apiserver_request_total"} {
 			if !strings.Contains(body, want) {
 				return &missing{want}
 			}

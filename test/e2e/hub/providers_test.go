@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wharfhub/wharf/hub/home"
 	"github.com/wharfhub/wharf/test/kube"
 )
 
@@ -59,6 +60,10 @@ func TestProviderBackendProxy(t *testing.T) {
 			req.Header.Set("Authorization", "Bearer "+token)
 		}
 		for k, v := range hdr {
+			if k == "Cookie" {
+				req.AddCookie(&http.Cookie{Name: "wharf_workspace", Value: v})
+				continue
+			}
 			req.Header.Set(k, v)
 		}
 		resp, err := h.client().Do(req)
@@ -72,7 +77,7 @@ func TestProviderBackendProxy(t *testing.T) {
 	}
 	// The plugin starts after the hub is ready; wait for it.
 	eventually(t, 60*time.Second, func() error {
-		if code, body := get(h.Token, "/services/providers/example/whoami", nil); code != http.StatusOK {
+		if code, body := get(h.Token, "/services/providers/example/whoami", map[string]string{"X-Wharf-Workspace": "root"}); code != http.StatusOK {
 			return fmt.Errorf("%d %s", code, body)
 		}
 		return nil
@@ -95,11 +100,41 @@ func TestProviderBackendProxy(t *testing.T) {
 			t.Errorf("spoofed group reached the provider: %v", w.Identity.Groups)
 		}
 	}
+	// Without a header the cookie selects the workspace, and without either
+	// the caller's home; the header wins over the cookie.
+	alicesHome := string(home.PathOf("alice"))
+	for _, tc := range []struct {
+		hdr    map[string]string
+		tenant string
+	}{
+		{nil, alicesHome},
+		{map[string]string{"Cookie": "root:prov"}, "root:prov"},
+		{map[string]string{"Cookie": "root:prov", "X-Wharf-Workspace": alicesHome}, alicesHome},
+		{map[string]string{"Cookie": alicesHome, "X-Wharf-Workspace": "root:prov"}, "root:prov"},
+	} {
+		code, body := get("alice-token", "/services/providers/example/whoami", tc.hdr)
+		var w whoami
+		if code != http.StatusOK || json.Unmarshal([]byte(body), &w) != nil {
+			t.Fatalf("alice whoami with %v = %d %s", tc.hdr, code, body)
+		}
+		if w.Identity.Tenant != tc.tenant || w.Identity.Cluster == "" || w.Identity.User != "alice" {
+			t.Errorf("alice whoami with %v: provider saw %+v, want tenant %s", tc.hdr, w.Identity, tc.tenant)
+		}
+	}
+	// The hub admin has no home: without a workspace the request is bad.
+	if code, body := get(h.Token, "/services/providers/example/whoami", nil); code != http.StatusBadRequest || !strings.Contains(body, "no workspace selected") {
+		t.Errorf("admin without a workspace = %d %s", code, body)
+	}
 	// bob has no access to root:prov; unknown workspaces look the same.
 	for _, ws := range []string{"root:prov", id, "root:nope"} {
 		if code, body := get("bob-token", "/services/providers/example/whoami", map[string]string{"X-Wharf-Workspace": ws}); code != http.StatusForbidden {
 			t.Errorf("bob in %s = %d %s", ws, code, body)
 		}
+	}
+	// bob's refused requests were authenticated, so they created his home,
+	// where he works by default.
+	if code, body := get("bob-token", "/services/providers/example/whoami", nil); code != http.StatusOK || !strings.Contains(body, `"Tenant":"`+string(home.PathOf("bob"))+`"`) {
+		t.Errorf("bob without a workspace = %d %s", code, body)
 	}
 	if code, _ := get("", "/services/providers/example/whoami", nil); code != http.StatusUnauthorized {
 		t.Errorf("anonymous = %d", code)
