@@ -42,6 +42,12 @@
 //     the plugin.
 //   - Plugin stdout and stderr reach the hub's structured log one line per
 //     entry, with key provider=<name>.
+//   - With Config.Gate (several hub replicas), each provider is launched
+//     once to read its manifest. A replicas: single provider is then
+//     killed at once and sits in StateStandby; it is started only while
+//     the Gate says this replica holds it, and stopped (Stop, then the
+//     group kill) before the Gate may hand it to another replica.
+//     [Host.Holder] and Status.Holder name the replica that holds it.
 //
 // # Threat model
 //

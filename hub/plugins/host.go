@@ -49,6 +49,11 @@ type Config struct {
 	// PassEnv names the hub environment variables a plugin inherits. Nil
 	// means DefaultPassEnv. Everything else, hub secrets included, stays out.
 	PassEnv []string
+	// Replica is this hub replica's name, reported by Holder.
+	Replica string
+	// Gate, when set, decides which hub replica runs each replicas: single
+	// provider; nil runs every provider here (a single hub).
+	Gate Gate
 }
 
 // DefaultPassEnv is what a plugin needs from the hub's environment to run

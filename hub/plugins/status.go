@@ -24,6 +24,9 @@ const (
 	StateFailed State = "Failed"
 	// StateStopped: the hub is shutting down, or has, and stopped it.
 	StateStopped State = "Stopped"
+	// StateStandby: a replicas: single provider that this hub replica
+	// does not hold; another replica runs it (see Holder).
+	StateStandby State = "Standby"
 )
 
 // Status is a snapshot of one provider. The catalog turns it into
@@ -47,6 +50,10 @@ type Status struct {
 	Pid int
 	// Since is when State last changed.
 	Since time.Time
+	// Holder is the hub replica that holds a replicas: single provider,
+	// as last observed ("" when unknown or not a single provider under a
+	// Gate). Host.Holder answers for every provider.
+	Holder string
 }
 
 // Subscribe returns a channel that receives a value whenever any provider's

@@ -36,12 +36,42 @@ var errExited = errors.New("plugin process exited")
 // supervise owns one provider for the Host's lifetime: launch, watch,
 // restart with backoff, and stop at ctx done. It never panics the hub on a
 // plugin's behalf and returns only once the plugin's process group is dead.
+// With a Gate, a replicas: single provider runs only while the Gate says
+// this replica holds it (see gate.go).
 func (h *Host) supervise(ctx context.Context, p *provider) {
+	if h.cfg.Gate == nil {
+		h.superviseLoop(ctx, ctx, p, nil)
+		return
+	}
+	l, ok := h.firstLaunch(ctx, p)
+	if !ok {
+		return
+	}
+	if l.d.Replicas != plugin.ReplicasSingle {
+		h.superviseLoop(ctx, ctx, p, l)
+		return
+	}
+	h.gated(ctx, p, l)
+}
+
+// launched is a plugin process that answered Describe but was not started.
+type launched struct {
+	c *plugin.Client
+	d *plugin.Descriptor
+}
+
+// superviseLoop runs the plugin until ctx is done, restarting it with
+// backoff. first, when set, is an already launched process to start.
+// hubCtx is the Host's own context: when ctx ends before it, a Gate took
+// the provider away, and the plugin must be gone quickly (lostStopTimeout)
+// because another replica is about to start it.
+func (h *Host) superviseLoop(hubCtx, ctx context.Context, p *provider, first *launched) {
 	log := klog.FromContext(ctx)
 	sv := h.cfg.Supervision
 	attempt := 0
 	for {
-		c, d, err := h.startOnce(ctx, p)
+		c, d, err := h.startOnce(ctx, p, first)
+		first = nil
 		if err == nil {
 			started := time.Now()
 			h.running(p, c, d)
@@ -49,7 +79,11 @@ func (h *Host) supervise(ctx context.Context, p *provider) {
 			err = h.watch(ctx, c)
 			h.down(p)
 			if ctx.Err() != nil {
-				h.shutdown(ctx, c)
+				stop := h.cfg.Supervision.StopTimeout
+				if hubCtx.Err() == nil {
+					stop = min(stop, lostStopTimeout)
+				}
+				h.shutdown(ctx, c, stop)
 				h.update(p, func(s *Status) { s.State, s.Pid = StateStopped, 0 })
 				return
 			}
@@ -62,72 +96,54 @@ func (h *Host) supervise(ctx context.Context, p *provider) {
 			h.update(p, func(s *Status) { s.State, s.Pid = StateStopped, 0 })
 			return
 		}
-		if pe := (*permanentError)(nil); errors.As(err, &pe) {
-			log.Error(err, "Provider failed; not restarting")
-			h.update(p, func(s *Status) { s.State, s.LastError, s.Pid = StateFailed, err.Error(), 0 })
-			return
-		}
-		delay := backoff(attempt, sv.BackoffInitial, sv.BackoffMax)
-		attempt++
-		log.Error(err, "Provider down; restarting", "after", delay)
-		h.update(p, func(s *Status) {
-			s.State, s.LastError, s.Pid = StateRestarting, err.Error(), 0
-			s.Restarts++
-		})
-		if !sleep(ctx, delay) {
-			h.update(p, func(s *Status) { s.State = StateStopped })
+		if !h.retry(ctx, p, err, &attempt) {
 			return
 		}
 	}
 }
 
-// startOnce launches the plugin, checks its manifest and starts it. On any
-// error the process is already killed.
-func (h *Host) startOnce(ctx context.Context, p *provider) (*plugin.Client, *plugin.Descriptor, error) {
-	if err := checkExecutable(p.spec.Path); err != nil {
-		return nil, nil, permanent("binary: %w", err)
+// retry records a failed start or a crash and waits the backoff. It
+// reports false when the provider must not be started again: a permanent
+// error (StateFailed) or ctx done (StateStopped).
+func (h *Host) retry(ctx context.Context, p *provider, err error, attempt *int) bool {
+	log := klog.FromContext(ctx)
+	sv := h.cfg.Supervision
+	if pe := (*permanentError)(nil); errors.As(err, &pe) {
+		log.Error(err, "Provider failed; not restarting")
+		h.update(p, func(s *Status) { s.State, s.LastError, s.Pid = StateFailed, err.Error(), 0 })
+		return false
 	}
-	sockDir, err := privateDir(filepath.Join(h.cfg.DataDir, "plugins"), p.name)
-	if err != nil {
-		return nil, nil, permanent("socket dir: %w", err)
+	delay := backoff(*attempt, sv.BackoffInitial, sv.BackoffMax)
+	*attempt++
+	log.Error(err, "Provider down; restarting", "after", delay)
+	h.update(p, func(s *Status) {
+		s.State, s.LastError, s.Pid = StateRestarting, err.Error(), 0
+		s.Restarts++
+	})
+	if !sleep(ctx, delay) {
+		h.update(p, func(s *Status) { s.State = StateStopped })
+		return false
 	}
-	if sock := filepath.Join(sockDir, "http.sock"); len(sock) > maxSocketPath {
-		return nil, nil, permanent("socket path %q is longer than %d bytes; use a shorter --data-dir", sock, maxSocketPath)
-	}
-	dataDir, err := privateDir(filepath.Join(h.cfg.DataDir, "providers"), p.name)
-	if err != nil {
-		return nil, nil, permanent("data dir: %w", err)
-	}
+	return true
+}
+
+// startOnce launches the plugin (unless l is an already launched one),
+// checks its manifest and starts it. On any error the process is already
+// killed.
+func (h *Host) startOnce(ctx context.Context, p *provider, l *launched) (*plugin.Client, *plugin.Descriptor, error) {
 	sctx, cancel := context.WithTimeout(ctx, h.cfg.Supervision.StartTimeout)
 	defer cancel()
-	c, err := plugin.Launch(sctx, plugin.Options{
-		Path:         p.spec.Path,
-		Checksum:     p.spec.Checksum,
-		SocketDir:    sockDir,
-		IsolateEnv:   true,
-		Env:          h.env,
-		StartTimeout: h.cfg.Supervision.StartTimeout,
-		Stderr:       newLogWriter(klog.FromContext(ctx)),
-	})
-	if errors.Is(err, goplugin.ErrChecksumsDoNotMatch) {
-		return nil, nil, permanent("binary %s does not match its pinned sha256 checksum: %w", p.spec.Path, err)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	d, err := c.Describe(sctx)
-	if err != nil {
-		c.Kill()
-		// An RPC failure (the plugin died) may pass; an answer that did not
-		// validate will be the same answer next time.
-		if _, isRPC := status.FromError(err); !isRPC {
-			return nil, nil, permanent("%w", err)
+	if l == nil {
+		var err error
+		if l, err = h.launch(sctx, p); err != nil {
+			return nil, nil, err
 		}
-		return nil, nil, err
 	}
-	if d.Name != p.name {
+	c, d := l.c, l.d
+	dataDir, err := privateDir(filepath.Join(h.cfg.DataDir, "providers"), p.name)
+	if err != nil {
 		c.Kill()
-		return nil, nil, permanent("manifest name %q does not match configured provider name %q", d.Name, p.name)
+		return nil, nil, permanent("data dir: %w", err)
 	}
 	cfg := plugin.Config{HubURL: h.cfg.HubURL, DataDir: dataDir, ProviderConfig: p.config}
 	if h.cfg.RestConfig != nil {
@@ -141,6 +157,51 @@ func (h *Host) startOnce(ctx context.Context, p *provider) (*plugin.Client, *plu
 		return nil, nil, err
 	}
 	return c, d, nil
+}
+
+// launch starts the plugin process and reads its manifest, bounded by
+// sctx. On any error the process is already killed.
+func (h *Host) launch(sctx context.Context, p *provider) (*launched, error) {
+	if err := checkExecutable(p.spec.Path); err != nil {
+		return nil, permanent("binary: %w", err)
+	}
+	sockDir, err := privateDir(filepath.Join(h.cfg.DataDir, "plugins"), p.name)
+	if err != nil {
+		return nil, permanent("socket dir: %w", err)
+	}
+	if sock := filepath.Join(sockDir, "http.sock"); len(sock) > maxSocketPath {
+		return nil, permanent("socket path %q is longer than %d bytes; use a shorter --data-dir", sock, maxSocketPath)
+	}
+	c, err := plugin.Launch(sctx, plugin.Options{
+		Path:         p.spec.Path,
+		Checksum:     p.spec.Checksum,
+		SocketDir:    sockDir,
+		IsolateEnv:   true,
+		Env:          h.env,
+		StartTimeout: h.cfg.Supervision.StartTimeout,
+		Stderr:       newLogWriter(klog.FromContext(sctx)),
+	})
+	if errors.Is(err, goplugin.ErrChecksumsDoNotMatch) {
+		return nil, permanent("binary %s does not match its pinned sha256 checksum: %w", p.spec.Path, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	d, err := c.Describe(sctx)
+	if err != nil {
+		c.Kill()
+		// An RPC failure (the plugin died) may pass; an answer that did not
+		// validate will be the same answer next time.
+		if _, isRPC := status.FromError(err); !isRPC {
+			return nil, permanent("%w", err)
+		}
+		return nil, err
+	}
+	if d.Name != p.name {
+		c.Kill()
+		return nil, permanent("manifest name %q does not match configured provider name %q", d.Name, p.name)
+	}
+	return &launched{c: c, d: d}, nil
 }
 
 // watch returns why the plugin should be restarted, or ctx's error.
@@ -183,8 +244,8 @@ func (h *Host) watch(ctx context.Context, c *plugin.Client) error {
 
 // shutdown stops the plugin politely on a context that outlives the hub's,
 // then kills its process group whatever Stop said.
-func (h *Host) shutdown(ctx context.Context, c *plugin.Client) {
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.cfg.Supervision.StopTimeout)
+func (h *Host) shutdown(ctx context.Context, c *plugin.Client, timeout time.Duration) {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
 	if err := c.Close(sctx); err != nil {
 		klog.FromContext(ctx).V(2).Info("Provider stop failed; killed", "err", err)

@@ -26,6 +26,7 @@ const BackendPrefix = "/services/providers/"
 type Backend struct {
 	providers Providers
 	identity  IdentityResolver
+	hop       Hop
 	rp        *httputil.ReverseProxy
 }
 
@@ -51,6 +52,15 @@ func NewBackend(providers Providers, identity IdentityResolver) *Backend {
 	return b
 }
 
+// WithHop enables the forwarding hop between hub replicas for replicas:
+// single providers: signing the identity sent to a holder (Target.Remote)
+// and accepting the identity a replica forwards here. Without it a
+// forwarded identity is refused (401). It returns b.
+func (b *Backend) WithHop(hop Hop) *Backend {
+	b.hop = hop
+	return b
+}
+
 // rewriteBackend runs on ReverseProxy's clone of the request after it
 // removed hop-by-hop headers (including any named in Connection), so the
 // identity set here cannot be removed again. SetIdentity strips every
@@ -59,9 +69,17 @@ func NewBackend(providers Providers, identity IdentityResolver) *Backend {
 // hub's own cookies and CSRF header are not forwarded (stripHubCredentials).
 func rewriteBackend(pr *httputil.ProxyRequest) {
 	f, _ := forwardFrom(pr.In.Context())
+	pr.SetXForwarded()
+	if f.remote != nil {
+		rewriteHop(pr, f)
+		return
+	}
 	pr.Out.URL = upstreamURL(plugin.BackendPrefix, f.route, pr.In.URL.RawQuery)
 	pr.Out.Host = ""
-	pr.SetXForwarded()
+	if f.hopped {
+		keepForwarded(pr)
+	}
+	stripHop(pr.Out.Header)
 	stripHubCredentials(pr.Out.Header)
 	restoreAuthorization(pr.In.Context(), pr.Out.Header)
 	// An empty identity (public path) strips and asserts nothing.
@@ -111,21 +129,76 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	f := &forward{name: rt.name, route: rt, transport: t.Transport, retryAfter: t.RetryAfter}
 	defer func() { observe(rt.name, f.code, start, f.headers) }()
-	if !isPublic(rt, t.PublicPaths) {
+	switch {
+	case isPublic(rt, t.PublicPaths):
+	case len(r.Header.Values(AssertionHeader)) > 0:
+		// Forwarded by another replica, which authenticated the caller.
+		if f.identity, f.code = b.verifyHop(w, r, rt); f.code != 0 {
+			return
+		}
+		f.hopped = true
+	default:
 		// Identity comes before the running check so that a caller who may
 		// not use any workspace learns nothing about the provider's state.
 		if f.identity, f.code = b.resolve(w, r); f.code != 0 {
 			return
 		}
 	}
-	if t.Transport == nil {
-		writeUnavailable(w, rt.name, t.RetryAfter)
-		f.code = http.StatusServiceUnavailable
+	if f.code = b.target(w, r, t, f); f.code != 0 {
 		return
 	}
 	// A shallow copy: ReverseProxy clones the request (headers included)
 	// itself, and all header edits happen on that clone in Rewrite.
 	b.rp.ServeHTTP(w, r.WithContext(withForward(r.Context(), f)))
+}
+
+// target points f at the provider's socket or, for a replicas: single
+// provider held elsewhere, at the holder with a signed identity. It
+// answers the caller itself and returns the code when it cannot.
+func (b *Backend) target(w http.ResponseWriter, r *http.Request, t Target, f *forward) int {
+	if t.Remote == nil {
+		if t.Transport == nil {
+			writeUnavailable(w, f.name, t.RetryAfter)
+			return http.StatusServiceUnavailable
+		}
+		return 0
+	}
+	if isHop(r) || b.hop == nil {
+		// Never a second hop: the replicas disagree on the holder for a
+		// moment (failover), and the caller should retry.
+		writeUnavailable(w, f.name, t.RetryAfter)
+		return http.StatusServiceUnavailable
+	}
+	f.remote, f.transport = t.Remote, t.Remote.Transport
+	if f.identity.User == "" {
+		return 0 // public path: forwarded without identity
+	}
+	var err error
+	if f.assertion, err = b.hop.Sign(t.Remote.Replica, binding(r, f.route), f.identity); err != nil {
+		klog.FromContext(r.Context()).Error(err, "Signing identity for the replica hop", "provider", f.name)
+		writeStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, "forwarding to the provider's replica failed")
+		return http.StatusInternalServerError
+	}
+	return 0
+}
+
+// verifyHop accepts the identity another replica asserted, or refuses the
+// request: a forged, replayed, expired or misdirected assertion is a 401
+// and never falls back to any other identity.
+func (b *Backend) verifyHop(w http.ResponseWriter, r *http.Request, rt route) (sdk.Identity, int) {
+	vals := r.Header.Values(AssertionHeader)
+	if b.hop == nil || len(vals) != 1 {
+		return fail(w, http.StatusUnauthorized, metav1.StatusReasonUnauthorized, "invalid replica assertion")
+	}
+	id, err := b.hop.Verify(vals[0], binding(r, rt))
+	if err != nil {
+		klog.FromContext(r.Context()).Info("Refusing forwarded provider request", "provider", rt.name, "from", r.Header.Get(HopHeader), "err", err)
+		return fail(w, http.StatusUnauthorized, metav1.StatusReasonUnauthorized, "invalid replica assertion")
+	}
+	if err := validateIdentity(id); err != nil {
+		return fail(w, http.StatusForbidden, metav1.StatusReasonForbidden, "identity cannot be asserted to providers")
+	}
+	return id, 0
 }
 
 // resolve returns the identity to assert, or answers the caller itself and
@@ -173,7 +246,8 @@ func recordCode(resp *http.Response) error {
 
 // proxyError turns transport failures into Status responses. A socket that
 // refuses or resets means the provider stopped after lookup: 503, like a
-// known-down provider.
+// known-down provider. So does a holder replica that refuses or drops the
+// connection (it died; another replica is about to take over).
 func proxyError(w http.ResponseWriter, r *http.Request, err error) {
 	f, _ := forwardFrom(r.Context())
 	name := ""
@@ -186,7 +260,7 @@ func proxyError(w http.ResponseWriter, r *http.Request, err error) {
 		setCode(f, 499)
 		return
 	}
-	if isProviderGone(err) {
+	if isProviderGone(err) || (f != nil && f.remote != nil && isConnError(err)) {
 		var after = defaultRetryAfter
 		if f != nil && f.retryAfter > 0 {
 			after = f.retryAfter

@@ -44,6 +44,41 @@
 //   - Poison caches with a missing bundle. UI error responses are no-store;
 //     successful ones are cached for minutes, not hours.
 //
+// # The forwarding hop between hub replicas
+//
+// A replicas: single provider runs on one hub replica, the holder
+// ([Target.Remote] on every other). A non-holder authenticates the caller
+// and resolves the workspace exactly as above, then forwards the request
+// to the holder's registered internal URL over TLS, verifying the holder's
+// certificate against the CA bundle it registered (package replicas). The
+// hop carries no X-Kedge-* header at all; the identity travels in
+// X-Wharf-Replica-Assertion, HMAC-signed with the secret all replicas
+// share, short-lived, bound to the holder, the provider, the method, the
+// cleaned path and the query, and accepted once. Authorization is forwarded
+// untouched. Added attackers and defences:
+//
+//   - Send a forged assertion (to any replica): a request carrying
+//     X-Wharf-Replica-Assertion is authenticated by it alone; a bad,
+//     expired, replayed, misdirected or duplicated assertion is a 401,
+//     never a fallback to the bearer token or to no identity.
+//   - Pair a captured assertion with forged X-Kedge-* headers or a
+//     Connection header naming them: the holder strips every X-Kedge-*
+//     header, the assertion and the hop marker (and Connection tokens naming
+//     any of them) before asserting the verified identity, exactly as for a
+//     direct request. A replay of the assertion itself is refused.
+//   - Harvest assertions by posing as the holder: the non-holder dials only
+//     registered URLs and checks the registered CA; an assertion is useless
+//     for another path, provider or replica.
+//   - Loop requests between replicas that briefly disagree on the holder:
+//     a request marked as forwarded (X-Wharf-Replica-Hop, or carrying an
+//     assertion) is never forwarded again; it gets 503 with Retry-After.
+//     The marker is not trusted for anything else.
+//   - Public paths are forwarded with the marker only, no identity; UI
+//     assets with the allowlisted headers only.
+//   - Plant X-Forwarded-For: the holder keeps the first replica's
+//     X-Forwarded-* headers only on a request whose assertion verified;
+//     otherwise ReverseProxy replaces them as for any client.
+//
 // Cookies do reach the backend (a provider may keep its own session),
 // except the hub's own credentials: the wharf_session and wharf_login
 // cookies and the X-Wharf-CSRF header are stripped (hub/login), so a

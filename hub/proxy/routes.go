@@ -27,7 +27,9 @@ func WithProviderRoutes(delegate http.Handler, backend *Backend, ui *UI, auth au
 		switch {
 		case strings.HasPrefix(r.URL.Path, UIPrefix):
 			ui.ServeHTTP(w, r)
-		case strings.HasPrefix(r.URL.Path, BackendPrefix) && backend.IsPublic(r):
+		case strings.HasPrefix(r.URL.Path, BackendPrefix) && (backend.IsPublic(r) || len(r.Header.Values(AssertionHeader)) > 0):
+			// Public paths need no caller; a request forwarded by another
+			// replica is authenticated by its assertion, nothing else.
 			backend.ServeHTTP(w, r)
 		case strings.HasPrefix(r.URL.Path, BackendPrefix):
 			authenticated.ServeHTTP(w, r)

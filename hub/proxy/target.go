@@ -26,6 +26,10 @@ type Target struct {
 	// RetryAfter is the hint for a 503 while Transport is nil; zero means
 	// a default of a few seconds.
 	RetryAfter time.Duration
+	// Remote, when set, is the other hub replica that runs this
+	// replicas: single provider; requests are forwarded there and
+	// Transport is ignored.
+	Remote *Remote
 }
 
 // Providers looks up loaded providers. ok is false for a name the hub does
@@ -103,6 +107,13 @@ type forward struct {
 	transport  http.RoundTripper
 	retryAfter time.Duration
 	identity   sdk.Identity
+	// remote is the holder replica to forward to instead of the socket,
+	// and assertion the signed identity sent along (none on public paths).
+	remote    *Remote
+	assertion string
+	// hopped: the request came from another replica with a verified
+	// assertion, so its X-Forwarded-* headers are the first hop's.
+	hopped bool
 	// code is the status sent to the caller, for metrics.
 	code int
 	// headers is when the provider's response headers arrived, for metrics;

@@ -81,11 +81,15 @@ func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeNotFound(w, rt.name)
 		return
 	}
-	if t.Transport == nil {
+	f := &forward{name: rt.name, route: rt, transport: t.Transport, retryAfter: t.RetryAfter}
+	switch {
+	case t.Remote != nil && !isHop(r):
+		// Assets carry no identity, so the hop needs no assertion.
+		f.remote, f.transport = t.Remote, t.Remote.Transport
+	case t.Remote != nil, t.Transport == nil:
 		writeUnavailable(w, rt.name, t.RetryAfter)
 		return
 	}
-	f := &forward{name: rt.name, route: rt, transport: t.Transport, retryAfter: t.RetryAfter}
 	u.rp.ServeHTTP(w, r.WithContext(withForward(r.Context(), f)))
 }
 
@@ -93,6 +97,9 @@ func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func rewriteUI(pr *httputil.ProxyRequest) {
 	f, _ := forwardFrom(pr.In.Context())
 	pr.Out.URL = upstreamURL(plugin.UIPrefix, f.route, pr.In.URL.RawQuery)
+	if f.remote != nil {
+		pr.Out.URL = remoteURL(f.remote, UIPrefix, f.route, pr.In.URL.RawQuery)
+	}
 	pr.Out.Host = ""
 	h := make(http.Header, len(uiRequestHeaders)+1)
 	for _, k := range uiRequestHeaders {
@@ -104,6 +111,11 @@ func rewriteUI(pr *httputil.ProxyRequest) {
 		// Keep net/http from adding its own.
 		h["User-Agent"] = []string{""}
 	}
-	h.Set(sdk.HeaderBasePath, strings.TrimSuffix(UIPrefix, "/")+"/"+f.name)
+	if f.remote != nil {
+		// The holder sets the base path itself.
+		h.Set(HopHeader, f.remote.From)
+	} else {
+		h.Set(sdk.HeaderBasePath, strings.TrimSuffix(UIPrefix, "/")+"/"+f.name)
+	}
 	pr.Out.Header = h
 }

@@ -40,14 +40,6 @@ type catalogState struct {
 
 func newCatalogState() *catalogState { return &catalogState{tokens: providerauth.NewTokens()} }
 
-// defaultReplicaName names this hub replica in the catalog status.
-func defaultReplicaName() string {
-	if h, err := os.Hostname(); err == nil && h != "" {
-		return h
-	}
-	return "wharf-hub"
-}
-
 // ready reports the index once its informers have synced.
 func (c *catalogState) ready() (*enablement.Index, bool) {
 	x := c.index.Load()

@@ -91,11 +91,14 @@ type ExtraConfig struct {
 	RBAC *workspaceRBAC
 	// Plugins runs and supervises the provider plugins.
 	Plugins *plugins.Host
+	// Replicas is this replica among its peers (replicas.go).
+	Replicas *replicaSet
 	// NamespaceLifecycle is handed the Namespace storage once it exists.
 	NamespaceLifecycle *namespaces.Lifecycle
 	// ServiceAccounts issues and verifies service-account tokens.
 	ServiceAccounts *serviceAccounts
-	// ReplicaName names this hub replica (catalog status, leases).
+	// ReplicaName names this hub replica (--replica-name): catalog status,
+	// Lease holder, replica registry.
 	ReplicaName string
 	// Catalog holds provider credentials and enablement (catalog.go).
 	Catalog *catalogState
@@ -132,7 +135,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	}
 
 	extra := ExtraConfig{DataDir: o.DataDir, ExternalURL: o.ExternalURL, EtcdPrefix: o.Etcd.StorageConfig.Prefix}
-	extra.ReplicaName = defaultReplicaName()
+	extra.ReplicaName = o.Replica.Name
 	extra.Catalog = newCatalogState()
 	if len(o.Etcd.StorageConfig.Transport.ServerList) == 0 {
 		e, err := wetcd.StartEmbedded(ctx, filepath.Join(o.DataDir, "etcd"))
@@ -201,11 +204,14 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	}
 	extra.Homes = withHomes(gc, &extra)
 	genericapiserver.AuthorizeClientBearerToken(gc.LoopbackClientConfig, &gc.Authentication, &gc.Authorization)
-	if extra.Plugins, err = o.newPluginHost(extra.Catalog.restConfig(o.ExternalURL, o.SecureServing.ServerCert.CertKey.CertFile)); err != nil {
+	if extra.Replicas, err = o.newReplicaSet(ctx, &extra, gc.LoopbackClientConfig); err != nil {
 		return nil, err
 	}
-	targets := providerTargets(extra.Plugins)
-	backend := proxy.NewBackend(targets, workspaceIdentity{index: extra.Index, authz: gc.Authorization.Authorizer, homes: extra.Homes})
+	if extra.Plugins, err = o.newPluginHost(extra.Replicas, extra.Catalog.restConfig(o.ExternalURL, o.SecureServing.ServerCert.CertKey.CertFile)); err != nil {
+		return nil, err
+	}
+	targets := extra.Replicas.targets(providerTargets(extra.Plugins), extra.Plugins)
+	backend := proxy.NewBackend(targets, workspaceIdentity{index: extra.Index, authz: gc.Authorization.Authorizer, homes: extra.Homes}).WithHop(extra.Replicas.asserter)
 	ui := proxy.NewUI(targets, portal.Shell())
 	gc.BuildHandlerChainFunc = func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
 		// GET /api/whoami, behind authentication and authorization.
@@ -301,7 +307,7 @@ func newEtcdClient(t storagebackend.TransportConfig) (*clientv3.Client, error) {
 }
 
 // newPluginHost prepares (but does not start) the provider plugins.
-func (o *Options) newPluginHost(restConfig func(context.Context, *plugin.Descriptor) (plugin.RestConfig, error)) (*plugins.Host, error) {
+func (o *Options) newPluginHost(rs *replicaSet, restConfig func(context.Context, *plugin.Descriptor) (plugin.RestConfig, error)) (*plugins.Host, error) {
 	specs, err := o.Plugins.Specs()
 	if err != nil {
 		return nil, err
@@ -314,6 +320,6 @@ func (o *Options) newPluginHost(restConfig func(context.Context, *plugin.Descrip
 	// enable it (catalog.go, hub/providerauth).
 	return plugins.New(plugins.Config{
 		DataDir: o.DataDir, HubURL: o.ExternalURL, Specs: specs, ProviderConfigs: cfgs, Supervision: o.Plugins.Supervision,
-		RestConfig: restConfig,
+		RestConfig: restConfig, Replica: rs.name, Gate: rs.gate,
 	})
 }

@@ -41,6 +41,8 @@ type Options struct {
 
 	// Plugins are the provider binaries the hub runs and supervises.
 	Plugins *plugins.Options
+	// Replica names this hub among the replicas sharing etcd.
+	Replica *ReplicaOptions
 
 	// AdminUsers and AdminGroups may do everything, in every workspace.
 	AdminUsers  []string
@@ -55,6 +57,7 @@ func NewOptions() *Options {
 		Etcd:          genericoptions.NewEtcdOptions(newStorageConfig()),
 		AdminGroups:   []string{"system:masters"},
 		Plugins:       plugins.NewOptions(),
+		Replica:       &ReplicaOptions{},
 		Authn:         authn.NewOptions(),
 		Login:         login.NewOptions(),
 	}
@@ -82,6 +85,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	o.ServiceAccounts.AddFlags(a)
 	o.Login.AddFlags(a)
 	o.Plugins.AddFlags(fss.FlagSet("providers"))
+	o.Replica.AddFlags(fss.FlagSet("replicas"))
 	z := fss.FlagSet("authorization")
 	z.StringSliceVar(&o.AdminUsers, "admin-user", o.AdminUsers, "Users who may do everything in every workspace, /clusters/* included. Repeatable.")
 	z.StringSliceVar(&o.AdminGroups, "admin-group", o.AdminGroups, "Groups whose members may do everything in every workspace. Repeatable.")
@@ -105,6 +109,7 @@ func (o *Options) Complete() error {
 		}
 		o.ExternalURL = (&url.URL{Scheme: "https", Host: net.JoinHostPort(host, fmt.Sprint(o.SecureServing.BindPort))}).String()
 	}
+	o.completeReplica()
 	return nil
 }
 
@@ -113,6 +118,7 @@ func (o *Options) Validate() []error {
 	var errs []error
 	errs = append(errs, o.SecureServing.Validate()...)
 	errs = append(errs, o.Plugins.Validate()...)
+	errs = append(errs, o.Replica.Validate()...)
 	if len(o.Etcd.StorageConfig.Transport.ServerList) > 0 {
 		errs = append(errs, o.Etcd.Validate()...)
 	}

@@ -204,6 +204,9 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 	if err := startBackground(s, bg); err != nil {
 		return nil, err
 	}
+	if err := x.Replicas.start(s); err != nil {
+		return nil, err
+	}
 	return h, nil
 }
 
@@ -238,15 +241,16 @@ func (h *Hub) Run(ctx context.Context) error {
 	}()
 	// Provider plugins live exactly as long as the hub: the host stops and
 	// kills them when ctx ends, and Run waits for that before returning.
-	pluginsDone := make(chan error, 1)
-	go func() { pluginsDone <- h.Extra.Plugins.Run(ctx) }()
+	// They stop before the API server does, so that a replicas: single
+	// provider's Lease is released through the still-serving API and
+	// another replica takes over at once (see stopPluginsFirst).
+	pluginsCtx, serverCtx, pluginsDone, waitPlugins := stopPluginsFirst(ctx)
+	go func() { pluginsDone <- h.Extra.Plugins.Run(pluginsCtx) }()
 	go runProviderMetrics(ctx, h.Extra.Plugins)
 	prepared := h.Generic.PrepareRun()
 	klog.InfoS("Wharf hub starting", "url", h.Extra.ExternalURL, "rootCluster", h.rootID)
-	err := prepared.RunWithContext(ctx)
-	if perr := <-pluginsDone; perr != nil {
-		klog.ErrorS(perr, "Stopping provider plugins")
-	}
+	err := prepared.RunWithContext(serverCtx)
+	waitPlugins()
 	return err
 }
 
