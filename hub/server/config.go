@@ -135,6 +135,11 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	}
 
 	extra := ExtraConfig{DataDir: o.DataDir, ExternalURL: o.ExternalURL, EtcdPrefix: o.Etcd.StorageConfig.Prefix}
+	// Read once: the admin kubeconfig, token login and the replica registry
+	// all hand out this trust root.
+	if extra.CAData, err = o.servingCA(); err != nil {
+		return nil, err
+	}
 	extra.ReplicaName = o.Replica.Name
 	extra.Catalog = newCatalogState()
 	if len(o.Etcd.StorageConfig.Transport.ServerList) == 0 {
@@ -275,14 +280,17 @@ func (o *Options) apiextensionsConfig(gc *genericapiserver.RecommendedConfig) (*
 	}, nil
 }
 
-func (o *Options) writeKubeconfig(extra *ExtraConfig) error {
+// servingCA returns the root of the serving certificate's chain: what a
+// client of this hub must trust.
+func (o *Options) servingCA() ([]byte, error) {
 	chain, err := os.ReadFile(o.SecureServing.ServerCert.CertKey.CertFile)
 	if err != nil {
-		return fmt.Errorf("reading serving certificate: %w", err)
+		return nil, fmt.Errorf("reading serving certificate: %w", err)
 	}
-	if extra.CAData, err = bootstrap.RootCA(chain); err != nil {
-		return err
-	}
+	return bootstrap.RootCA(chain)
+}
+
+func (o *Options) writeKubeconfig(extra *ExtraConfig) error {
 	extra.KubeconfigPath = filepath.Join(o.DataDir, "admin.kubeconfig")
 	return bootstrap.WriteKubeconfig(extra.KubeconfigPath, bootstrap.Kubeconfig{
 		Server: o.ExternalURL + "/clusters/root", CAData: extra.CAData, Token: extra.AdminToken,

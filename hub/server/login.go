@@ -25,14 +25,7 @@ func (o *Options) newLoginAuthenticator(ctx context.Context, extra *ExtraConfig)
 	if err != nil {
 		return nil, err
 	}
-	chain, err := os.ReadFile(o.SecureServing.ServerCert.CertKey.CertFile)
-	if err != nil {
-		return nil, fmt.Errorf("reading serving certificate: %w", err)
-	}
-	ca, err := bootstrap.RootCA(chain)
-	if err != nil {
-		return nil, err
-	}
+	ca := extra.CAData
 	cfg := login.Config{
 		Options: o.Login, ExternalURL: o.ExternalURL, Etcd: extra.EtcdClient, EtcdPrefix: extra.EtcdPrefix,
 		StateKey: stateKey, SessionKey: sessionKey, CAData: ca,

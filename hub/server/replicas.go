@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -18,7 +17,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
-	"github.com/wharfhub/wharf/hub/bootstrap"
 	"github.com/wharfhub/wharf/hub/cluster"
 	"github.com/wharfhub/wharf/hub/leases"
 	"github.com/wharfhub/wharf/hub/plugins"
@@ -90,14 +88,7 @@ func (o *Options) newReplicaSet(ctx context.Context, extra *ExtraConfig, loopbac
 	if err != nil {
 		return nil, err
 	}
-	chain, err := os.ReadFile(o.SecureServing.ServerCert.CertKey.CertFile)
-	if err != nil {
-		return nil, fmt.Errorf("reading serving certificate: %w", err)
-	}
-	ca, err := bootstrap.RootCA(chain)
-	if err != nil {
-		return nil, err
-	}
+	ca := extra.CAData
 	rs := &replicaSet{name: o.Replica.Name, ready: make(chan struct{})}
 	if rs.asserter, err = replicas.NewAsserter(rs.name, secret); err != nil {
 		return nil, err

@@ -13,52 +13,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/wharfhub/wharf/test/idp"
-	"github.com/wharfhub/wharf/test/kube"
 )
-
-var (
-	wharfOnce sync.Once
-	wharfBin  string
-	wharfErr  error
-)
-
-// wharfBinary returns the wharf CLI: $WHARF_BIN_DIR/wharf when set (make
-// test builds it first), else one built for this test run.
-func wharfBinary(t *testing.T) string {
-	t.Helper()
-	wharfOnce.Do(func() {
-		if dir := os.Getenv("WHARF_BIN_DIR"); dir != "" {
-			wharfBin = filepath.Join(dir, "wharf")
-			_, wharfErr = os.Stat(wharfBin)
-			return
-		}
-		root, err := kube.RepoRoot()
-		if err != nil {
-			wharfErr = err
-			return
-		}
-		dir, err := os.MkdirTemp("", "wharf-e2e-cli")
-		if err != nil {
-			wharfErr = err
-			return
-		}
-		wharfBin = filepath.Join(dir, "wharf")
-		cmd := exec.Command("go", "build", "-o", wharfBin, "./cmd/wharf")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			wharfErr = fmt.Errorf("go build wharf: %v\n%s", err, out)
-		}
-	})
-	if wharfErr != nil {
-		t.Fatal(wharfErr)
-	}
-	return wharfBin
-}
 
 // cliProc is a running `wharf login`; the test reads its stderr line by
 // line to find the URL a person would open.

@@ -7,70 +7,10 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/wharfhub/wharf/test/kube"
 )
-
-// providerBinaries caches plugin builds per package for the test run.
-var providerBinaries sync.Map // package path -> *providerBuild
-
-type providerBuild struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// providerBinary builds the provider package pkg (relative to the repo
-// root) as wharf-provider-<name>, once per test run. The sample provider is
-// taken from $WHARF_BIN_DIR when make test has built it already.
-func providerBinary(t *testing.T, pkg, name string) string {
-	t.Helper()
-	if dir := os.Getenv("WHARF_BIN_DIR"); dir != "" {
-		if p := filepath.Join(dir, "wharf-provider-"+name); checkExec(p) == nil {
-			return p
-		}
-	}
-	v, _ := providerBinaries.LoadOrStore(pkg, &providerBuild{})
-	b := v.(*providerBuild)
-	b.once.Do(func() {
-		root, err := kube.RepoRoot()
-		if err != nil {
-			b.err = err
-			return
-		}
-		dir, err := os.MkdirTemp("", "wharf-e2e-provider")
-		if err != nil {
-			b.err = err
-			return
-		}
-		b.path = filepath.Join(dir, "wharf-provider-"+name)
-		cmd := exec.Command("go", "build", "-o", b.path, pkg)
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.err = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
-		}
-	})
-	if b.err != nil {
-		t.Fatal(b.err)
-	}
-	return b.path
-}
-
-func checkExec(p string) error {
-	fi, err := os.Stat(p)
-	if err != nil {
-		return err
-	}
-	if fi.Mode().Perm()&0o111 == 0 {
-		return fmt.Errorf("%s is not executable", p)
-	}
-	return nil
-}
 
 // contractHub is one hub running the sample provider (hello) and the probe
 // provider, with alice allowed in root:prov and bob in no workspace.

@@ -19,45 +19,6 @@ import (
 	"github.com/wharfhub/wharf/test/kube"
 )
 
-var (
-	buildOnce sync.Once
-	hubBin    string
-	buildErr  error
-)
-
-// hubBinary returns the wharf-hub binary: $WHARF_BIN_DIR/wharf-hub when set
-// (make test builds it first), else one built for this test run.
-func hubBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		if dir := os.Getenv("WHARF_BIN_DIR"); dir != "" {
-			hubBin = filepath.Join(dir, "wharf-hub")
-			_, buildErr = os.Stat(hubBin)
-			return
-		}
-		root, err := kube.RepoRoot()
-		if err != nil {
-			buildErr = err
-			return
-		}
-		dir, err := os.MkdirTemp("", "wharf-e2e-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		hubBin = filepath.Join(dir, "wharf-hub")
-		cmd := exec.Command("go", "build", "-o", hubBin, "./cmd/wharf-hub")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build wharf-hub: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return hubBin
-}
-
 // hubOptions configure one hub process.
 type hubOptions struct {
 	dataDir     string   // default: a fresh temp dir

@@ -5,31 +5,13 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/wharfhub/wharf/hub/home"
-	"github.com/wharfhub/wharf/test/kube"
 )
-
-// exampleProvider builds the SDK's example provider binary.
-func exampleProvider(t *testing.T) string {
-	t.Helper()
-	root, err := kube.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "wharf-provider-example")
-	cmd := exec.Command("go", "build", "-o", bin, "./sdk/internal/exampleprovider")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building example provider: %v\n%s", err, out)
-	}
-	return bin
-}
 
 type whoami struct {
 	Identity struct {

@@ -7,7 +7,6 @@ import (
 	"crypto/x509"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,29 +14,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-
-	"github.com/wharfhub/wharf/test/kube"
 )
-
-// singleProvider builds testdata/singleprovider, a replicas: single
-// provider that echoes the headers it receives.
-func singleProvider(t *testing.T) string {
-	t.Helper()
-	root, err := kube.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "wharf-provider-single")
-	cmd := exec.Command("go", "build", "-o", bin, "./test/e2e/hub/testdata/singleprovider")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building single provider: %v\n%s", err, out)
-	}
-	if bin, err = filepath.EvalSymlinks(bin); err != nil {
-		t.Fatal(err)
-	}
-	return bin
-}
 
 // pluginChildren lists the live processes running bin whose parent is pid:
 // the plugins one hub process runs, told apart from other hubs' by ppid.
