@@ -185,5 +185,17 @@ func testCrash(t *testing.T, c *contractHub) {
 			return fmt.Errorf("wharf_provider_restarts_total{provider=\"hello\"} = %d, was %d", n, before)
 		}
 		return nil
+	})	// The catalog tells the same story to anyone who may read it.
+	eventually(t, time.Minute, func() error {
+		out, err := c.kubectl("root", "get", "catalogentry", "hello", "-o", "jsonpath={.status.restartCount} {.status.conditions[?(@.type==\"Ready\")].status}")
+		if err != nil {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+		var n int
+		var ready string
+		if _, err := fmt.Sscan(out, &n, &ready); err != nil || n < 1 || ready != "True" {
+			return fmt.Errorf("CatalogEntry hello: restartCount and Ready = %q, want >= 1 and True", out)
+		}
+		return nil
 	})
 }
