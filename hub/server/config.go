@@ -219,24 +219,29 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	backend := proxy.NewBackend(targets, workspaceIdentity{index: extra.Index, authz: gc.Authorization.Authorizer, homes: extra.Homes}).WithHop(extra.Replicas.asserter)
 	ui := proxy.NewUI(targets, portal.Shell())
 	gc.BuildHandlerChainFunc = func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
+		// Listed from the innermost filter out; a request passes them in
+		// the reverse order.
+		//
 		// GET /api/whoami, behind authentication and authorization.
 		apiHandler = withWhoAmI(apiHandler, &extra, c.Authorization.Authorizer)
-		// Innermost: a provider's API answers 404 in workspaces that have
-		// not enabled it (hub/enablement); it needs the resolved cluster.
+		// A provider's API answers 404 in workspaces that have not enabled
+		// it (hub/enablement); it needs the resolved cluster.
 		h := extra.Catalog.withEnablement(apiHandler, c.Serializer)
 		// Complete workspace resolution once the caller is authenticated
 		// and authorized (see package filters).
 		h = filters.WithClusterResolution(h, extra.Index, mayUseWildcard(extra.Admins), c.Serializer)
 		h = genericapiserver.DefaultBuildHandlerChain(h, c)
-		// Outermost: strip /clusters/<target> before request info is
-		// parsed, so upstream filters see ordinary API paths.
+		// Strip /clusters/<target> before request info is parsed, so
+		// upstream filters see ordinary API paths.
 		h = filters.WithClusterPath(h, extra.Index, c.Serializer)
 		// Provider routes bypass the API chain: its request timeout would
 		// cut SSE and websockets, RBAC has no rules for them, and public
 		// paths (agent tunnels) carry no credentials. The backend proxy
 		// authenticates and checks workspace access itself (hub/proxy).
 		h = proxy.WithProviderRoutes(h, backend, ui, c.Authentication.Authenticator, c.Authentication.APIAudiences)
-		// Login endpoints, session refresh and CSRF (hub/login).
+		// Outermost: login endpoints, session refresh and the CSRF check,
+		// which must cover the API and the provider routes alike
+		// (hub/login).
 		return withLogin(h, &extra)
 	}
 	// apiextensions shares authn, authz and the handler chain settings.
