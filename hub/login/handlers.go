@@ -15,10 +15,8 @@ import (
 const loginCookiePath = "/auth/"
 
 // login starts the authorization code flow with PKCE (S256): a fresh
-// state id, verifier and nonce. The verifier is kept in etcd (every
-// replica may get the callback); the nonce and the return path are sealed
-// into the pre-login cookie; only the signed state id, the nonce and the
-// verifier's S256 challenge go to the IdP.
+// state id, verifier and nonce, sealed into the pre-login cookie; only the
+// signed state id and the verifier's S256 challenge go to the IdP.
 func (l *Login) login(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		methodNotAllowed(w, "GET")
@@ -48,10 +46,6 @@ func (l *Login) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a := attempt{StateID: id, Verifier: oauth2.GenerateVerifier(), Nonce: nonce, Then: then, Expiry: now.Add(stateTTL).Unix()}
-	if err := l.store.putAttempt(r.Context(), id, a.Verifier, time.Unix(a.Expiry, 0)); err != nil {
-		internalError(w, r, err)
-		return
-	}
 	sealed, err := l.states.sealAttempt(a)
 	if err != nil {
 		internalError(w, r, err)
@@ -159,14 +153,13 @@ func (l *Login) checkState(r *http.Request, state string, now time.Time) (attemp
 	if err != nil {
 		return attempt{}, err
 	}
-	verifier, fresh, err := l.store.takeAttempt(r.Context(), st.ID)
+	fresh, err := l.store.consumeState(r.Context(), st.ID, time.Unix(st.Expiry, 0))
 	if err != nil {
 		return attempt{}, err
 	}
 	if !fresh {
 		return attempt{}, errStateReplayed
 	}
-	a.Verifier = verifier
 	return a, nil
 }
 

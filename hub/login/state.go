@@ -19,18 +19,17 @@ const LoginCookie = "wharf_login"
 const stateTTL = 10 * time.Minute
 
 // statePayload is what the signed state parameter carries. It names the
-// attempt only: the nonce stays in the sealed pre-login cookie and the
-// PKCE verifier in the hub; neither appears in a URL.
+// attempt only; its secrets (the PKCE verifier, the nonce) stay in the
+// sealed pre-login cookie and never appear in a URL.
 type statePayload struct {
 	ID     string `json:"id"`
 	Expiry int64  `json:"exp"`
 }
 
-// attempt is a login in progress. The pre-login cookie carries it sealed,
-// except the PKCE verifier, which only etcd holds (store.putAttempt).
+// attempt is the sealed content of the pre-login cookie.
 type attempt struct {
 	StateID  string `json:"sid"`
-	Verifier string `json:"-"`
+	Verifier string `json:"pkce"`
 	Nonce    string `json:"nonce"`
 	Then     string `json:"then"`
 	Expiry   int64  `json:"exp"`

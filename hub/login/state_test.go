@@ -95,19 +95,15 @@ func TestLoginCookieBinding(t *testing.T) {
 			if (err == nil) != tc.ok {
 				t.Fatalf("openAttempt = %+v, %v; want ok=%v", got, err, tc.ok)
 			}
-			// The verifier never goes into the cookie: it stays in etcd.
-			want := a
-			want.Verifier = ""
-			if tc.ok && got != want {
-				t.Fatalf("got %+v, want %+v", got, want)
+			if tc.ok && got != a {
+				t.Fatalf("got %+v, want %+v", got, a)
 			}
 		})
 	}
 }
 
-// TestStateSingleUse: an attempt is taken once, even by concurrent
-// callbacks (as on several replicas), in a real etcd, and its verifier
-// comes back intact.
+// TestStateSingleUse: a state id is consumed once, even by concurrent
+// callbacks (as on several replicas), in a real etcd.
 func TestStateSingleUse(t *testing.T) {
 	db, err := newStore(testEtcd(t), "/registry", testKey(t))
 	if err != nil {
@@ -115,14 +111,6 @@ func TestStateSingleUse(t *testing.T) {
 	}
 	ctx := context.Background()
 	until := time.Now().Add(time.Minute)
-	for _, id := range []string{"s-1", "s-2"} {
-		if err := db.putAttempt(ctx, id, "verifier-"+id, until); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := db.putAttempt(ctx, "s-1", "other", until); err == nil {
-		t.Fatal("an attempt id was stored twice")
-	}
 	const n = 10
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -131,12 +119,9 @@ func TestStateSingleUse(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			v, fresh, err := db.takeAttempt(ctx, "s-1")
+			fresh, err := db.consumeState(ctx, "s-1", until)
 			if err != nil {
 				t.Error(err)
-			}
-			if fresh && v != "verifier-s-1" {
-				t.Errorf("verifier %q", v)
 			}
 			if fresh {
 				mu.Lock()
@@ -149,10 +134,10 @@ func TestStateSingleUse(t *testing.T) {
 	if wins != 1 {
 		t.Fatalf("%d of %d concurrent uses succeeded, want exactly 1", wins, n)
 	}
-	if _, fresh, err := db.takeAttempt(ctx, "s-1"); err != nil || fresh {
+	if fresh, err := db.consumeState(ctx, "s-1", until); err != nil || fresh {
 		t.Fatalf("replay: fresh=%v err=%v", fresh, err)
 	}
-	if v, fresh, err := db.takeAttempt(ctx, "s-2"); err != nil || !fresh || v != "verifier-s-2" {
-		t.Fatalf("another state: %q fresh=%v err=%v", v, fresh, err)
+	if fresh, err := db.consumeState(ctx, "s-2", until); err != nil || !fresh {
+		t.Fatalf("another state: fresh=%v err=%v", fresh, err)
 	}
 }

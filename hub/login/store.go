@@ -57,62 +57,26 @@ func (s *store) leaseFor(ctx context.Context, until time.Time) (clientv3.LeaseID
 	return l.ID, nil
 }
 
-// putAttempt stores the PKCE verifier of login attempt id, sealed, until
-// the attempt expires. The verifier stays in the hub: the browser holds
-// only the attempt's id (signed state, sealed pre-login cookie).
-func (s *store) putAttempt(ctx context.Context, id, verifier string, until time.Time) error {
-	sealed, err := s.tokens.seal([]byte(verifier), []byte("attempt "+id))
-	if err != nil {
-		return err
-	}
+// consumeState marks a state id used. It returns false if it was used
+// before, on this replica or another: create-if-absent in one etcd
+// transaction, so two concurrent callbacks cannot both win.
+func (s *store) consumeState(ctx context.Context, id string, until time.Time) (bool, error) {
 	lease, err := s.leaseFor(ctx, until)
 	if err != nil {
-		return err
+		return false, err
 	}
 	key := s.stateKey(id)
 	resp, err := s.c.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-		Then(clientv3.OpPut(key, sealed, clientv3.WithLease(lease))).
+		Then(clientv3.OpPut(key, "used", clientv3.WithLease(lease))).
 		Commit()
 	if err != nil {
-		return fmt.Errorf("recording login attempt: %w", err)
+		return false, fmt.Errorf("recording login state: %w", err)
 	}
 	if !resp.Succeeded {
-		// 128 random bits collided: refuse rather than overwrite.
 		_, _ = s.c.Revoke(ctx, lease)
-		return errors.New("login attempt id already in use")
 	}
-	return nil
-}
-
-// takeAttempt returns the verifier of attempt id and deletes it in one
-// transaction, so an attempt completes once on whichever replica gets
-// there first; a replay, or an attempt that expired, finds nothing.
-func (s *store) takeAttempt(ctx context.Context, id string) (string, bool, error) {
-	key := s.stateKey(id)
-	resp, err := s.c.Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(key), ">", 0)).
-		Then(clientv3.OpGet(key), clientv3.OpDelete(key)).
-		Commit()
-	if err != nil {
-		return "", false, fmt.Errorf("taking login attempt: %w", err)
-	}
-	if !resp.Succeeded {
-		return "", false, nil
-	}
-	kvs := resp.Responses[0].GetResponseRange().GetKvs()
-	if len(kvs) != 1 {
-		return "", false, nil
-	}
-	// A concurrent take deleted it between compare and get: not ours.
-	if resp.Responses[1].GetResponseDeleteRange().GetDeleted() != 1 {
-		return "", false, nil
-	}
-	v, err := s.tokens.open(string(kvs[0].Value), []byte("attempt "+id))
-	if err != nil {
-		return "", false, fmt.Errorf("opening login attempt: %w", err)
-	}
-	return string(v), true, nil
+	return resp.Succeeded, nil
 }
 
 // sealToken seals a refresh token for session id.
