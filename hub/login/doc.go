@@ -7,7 +7,7 @@
 // # Flow
 //
 //	GET /auth/login?then=/portal/x
-//	  → Set-Cookie wharf_login=<sealed {state id, PKCE verifier, nonce, then}> (Path=/auth/, 10 min)
+//	  → Set-Cookie wharf_login=<sealed {state id, nonce, then}>; PKCE verifier = HMAC(hub key, state id) (Path=/auth/, 10 min)
 //	  → 302 IdP /authorize?state=<signed state id>&code_challenge=S256(verifier)&nonce=…
 //	GET /auth/callback?code=…&state=…
 //	  → state: HMAC valid, unexpired, equal to the cookie's state id, unused (etcd)
@@ -53,9 +53,11 @@
 //     browser (history, a second tab) and a race between replicas. One
 //     consequence: only the latest login started in a browser can
 //     complete; an older tab must start again.
-//   - Code interception: PKCE S256. The verifier lives only in the sealed
-//     pre-login cookie (AES-GCM) and the token request from hub to IdP;
-//     it is never in a URL. The nonce binds the ID token to the attempt.
+//   - Code interception: PKCE S256. The verifier never leaves the hub:
+//     it is an HMAC of the attempt's random id under a hub-wide key, so
+//     any replica recomputes it at the callback and nothing is stored per
+//     attempt (an unauthenticated /auth/login writes nothing). It appears
+//     only in the token request from hub to IdP. The nonce binds the ID token to the attempt.
 //   - Stolen or forged session cookie: the cookie is AES-256-GCM sealed
 //     (unreadable, unforgeable), HttpOnly (no script reads it),
 //     Secure, SameSite=Lax, and expires (--session-max-age). The session

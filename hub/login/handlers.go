@@ -15,8 +15,10 @@ import (
 const loginCookiePath = "/auth/"
 
 // login starts the authorization code flow with PKCE (S256): a fresh
-// state id, verifier and nonce, sealed into the pre-login cookie; only the
-// signed state id and the verifier's S256 challenge go to the IdP.
+// state id and nonce, sealed into the pre-login cookie with the return
+// path, and a verifier derived from the id that never leaves the hub;
+// only the signed state id, the nonce and the verifier's S256 challenge go
+// to the IdP.
 func (l *Login) login(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		methodNotAllowed(w, "GET")
@@ -45,7 +47,7 @@ func (l *Login) login(w http.ResponseWriter, r *http.Request) {
 		internalError(w, r, err1, err2)
 		return
 	}
-	a := attempt{StateID: id, Verifier: oauth2.GenerateVerifier(), Nonce: nonce, Then: then, Expiry: now.Add(stateTTL).Unix()}
+	a := attempt{StateID: id, Verifier: l.states.verifier(id), Nonce: nonce, Then: then, Expiry: now.Add(stateTTL).Unix()}
 	sealed, err := l.states.sealAttempt(a)
 	if err != nil {
 		internalError(w, r, err)
@@ -160,6 +162,7 @@ func (l *Login) checkState(r *http.Request, state string, now time.Time) (attemp
 	if !fresh {
 		return attempt{}, errStateReplayed
 	}
+	a.Verifier = l.states.verifier(st.ID)
 	return a, nil
 }
 

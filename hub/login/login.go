@@ -2,6 +2,7 @@ package login
 
 import (
 	"context"
+	"golang.org/x/sync/singleflight"
 	"net/http"
 	"strings"
 
@@ -71,6 +72,10 @@ type Login struct {
 	auth     *SessionAuthenticator
 	limiter  *RateLimiter
 	idp      *provider // nil without OIDC
+	// refreshes lets concurrent requests of one session on this replica
+	// share one refresh: a rotated refresh token may be spent only once,
+	// and IdPs that detect reuse revoke the whole token family.
+	refreshes singleflight.Group
 }
 
 // New builds the login machinery; Handler mounts it.

@@ -49,15 +49,34 @@ func (l *Login) withRefresh(delegate http.Handler, d Deps) http.Handler {
 		now := l.cfg.Clock.Now()
 		s, ok, err := l.sessions.fromRequest(r, now)
 		if ok && err == nil && now.Unix() >= s.Revalidate && l.idp != nil && d.IDTokens != nil {
-			if value, exp, err := l.refresh(r.Context(), d, s, now); err != nil {
+			res, err, _ := l.refreshes.Do(s.ID, func() (any, error) {
+				// Not the request's context: a client leaving mid-refresh
+				// must not lose the rotated refresh token between the IdP
+				// and etcd.
+				ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), refreshTimeout)
+				defer cancel()
+				value, exp, err := l.refresh(ctx, d, s, now)
+				return refreshed{value: value, expiry: exp}, err
+			})
+			if err != nil {
 				klog.FromContext(r.Context()).V(2).Info("Session not refreshed", "session", shortID(s.ID), "err", err)
 			} else {
-				http.SetCookie(w, sessionCookie(value, exp, now))
-				r = withSessionCookie(r, value)
+				got := res.(refreshed)
+				http.SetCookie(w, sessionCookie(got.value, got.expiry, now))
+				r = withSessionCookie(r, got.value)
 			}
 		}
 		delegate.ServeHTTP(w, r)
 	})
+}
+
+// refreshTimeout bounds one refresh: IdP call plus etcd update.
+const refreshTimeout = 30 * time.Second
+
+// refreshed is a renewed session cookie value and its expiry.
+type refreshed struct {
+	value  string
+	expiry time.Time
 }
 
 // refresh returns the renewed session cookie value and its expiry.

@@ -19,17 +19,19 @@ const LoginCookie = "wharf_login"
 const stateTTL = 10 * time.Minute
 
 // statePayload is what the signed state parameter carries. It names the
-// attempt only; its secrets (the PKCE verifier, the nonce) stay in the
-// sealed pre-login cookie and never appear in a URL.
+// attempt only: the nonce stays in the sealed pre-login cookie and the
+// PKCE verifier in the hub; neither appears in a URL.
 type statePayload struct {
 	ID     string `json:"id"`
 	Expiry int64  `json:"exp"`
 }
 
-// attempt is the sealed content of the pre-login cookie.
+// attempt is a login in progress, sealed into the pre-login cookie
+// except for the PKCE verifier, which never leaves the hub: any replica
+// recomputes it from the attempt's id (states.verifier).
 type attempt struct {
 	StateID  string `json:"sid"`
-	Verifier string `json:"pkce"`
+	Verifier string `json:"-"`
 	Nonce    string `json:"nonce"`
 	Then     string `json:"then"`
 	Expiry   int64  `json:"exp"`
@@ -39,6 +41,7 @@ type attempt struct {
 // keys derived from the hub-wide "login-state-key".
 type states struct {
 	mac    []byte
+	pkce   []byte
 	cookie sealer
 }
 
@@ -47,7 +50,18 @@ func newStates(secret []byte) (*states, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &states{mac: derive(secret, "state signature"), cookie: c}, nil
+	return &states{mac: derive(secret, "state signature"), pkce: derive(secret, "pkce verifier"), cookie: c}, nil
+}
+
+// verifier is the PKCE code verifier of attempt id: an HMAC of the random
+// id under a hub-wide key, 43 base64url characters (RFC 7636's minimum
+// length, 256 bits). Deriving it instead of storing it keeps it out of
+// the browser and out of etcd: an unauthenticated /auth/login writes
+// nothing, and whichever replica gets the callback recomputes it.
+func (s *states) verifier(id string) string {
+	m := hmac.New(sha256.New, s.pkce)
+	m.Write([]byte(id))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
 // sign returns the state parameter: base64url(payload) "." base64url(mac).

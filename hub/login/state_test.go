@@ -95,8 +95,11 @@ func TestLoginCookieBinding(t *testing.T) {
 			if (err == nil) != tc.ok {
 				t.Fatalf("openAttempt = %+v, %v; want ok=%v", got, err, tc.ok)
 			}
-			if tc.ok && got != a {
-				t.Fatalf("got %+v, want %+v", got, a)
+			// The verifier never goes into the cookie.
+			want := a
+			want.Verifier = ""
+			if tc.ok && got != want {
+				t.Fatalf("got %+v, want %+v", got, want)
 			}
 		})
 	}
@@ -139,5 +142,25 @@ func TestStateSingleUse(t *testing.T) {
 	}
 	if fresh, err := db.consumeState(ctx, "s-2", until); err != nil || !fresh {
 		t.Fatalf("another state: fresh=%v err=%v", fresh, err)
+	}
+}
+
+// TestVerifier: the PKCE verifier is recomputable by any replica (same
+// key), unique per attempt, unguessable without the key, and a valid
+// RFC 7636 verifier.
+func TestVerifier(t *testing.T) {
+	key := testKey(t)
+	a, _ := newStates(key)
+	b, _ := newStates(key)
+	other, _ := newStates(testKey(t))
+	v := a.verifier("attempt-1")
+	if v != b.verifier("attempt-1") {
+		t.Fatal("two replicas with one key derive different verifiers")
+	}
+	if v == a.verifier("attempt-2") || v == other.verifier("attempt-1") {
+		t.Fatal("verifier does not depend on both attempt and key")
+	}
+	if len(v) < 43 || len(v) > 128 || strings.Trim(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~") != "" {
+		t.Fatalf("verifier %q is not an RFC 7636 code verifier", v)
 	}
 }
