@@ -20,8 +20,11 @@ import (
 const ProviderLabel = "providers.wharf.dev/provider"
 
 // reservedGroups are served by the hub itself; a provider may not claim
-// them, nor an unqualified group.
-var reservedGroups = map[string]bool{"tenancy.wharf.dev": true, "providers.wharf.dev": true}
+// them, nor an unqualified group. "wharf.dev" is no API group, but custom
+// resources are stored under <prefix>/<group>/<plural>/ and the hub keeps
+// its own records (workspace index, shared secrets, sessions, replicas)
+// under <prefix>/wharf.dev/: a CRD in that group would own those keys.
+var reservedGroups = map[string]bool{"tenancy.wharf.dev": true, "providers.wharf.dev": true, "wharf.dev": true}
 
 // decodeCRDs parses the manifest's CRDs; the plugin checked their shape
 // (plugin.Descriptor.Validate), the hub checks their groups.

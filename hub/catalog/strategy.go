@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"slices"
 
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -121,6 +122,13 @@ var bindingOps = kindOps{
 			return
 		}
 		n.Status = o.Status
+		// Only the enablement controller may drop the cleanup finalizer,
+		// and only once disabling is done: a client removing it would skip
+		// the purge and leave the edge-proxy grant behind.
+		if o.DeletionTimestamp == nil && slices.Contains(o.Finalizers, providersv1alpha1.BindingCleanupFinalizer) &&
+			!slices.Contains(n.Finalizers, providersv1alpha1.BindingCleanupFinalizer) {
+			n.Finalizers = append(n.Finalizers, providersv1alpha1.BindingCleanupFinalizer)
+		}
 	},
 	validate: func(obj runtime.Object) field.ErrorList {
 		b := obj.(*providersv1alpha1.ProviderBinding)

@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"sync"
@@ -70,7 +71,10 @@ func (p *Peers) Get(ctx context.Context, name string) (Peer, error) {
 		}
 	}
 	tr := &http.Transport{
-		Proxy:               nil, // replicas talk directly
+		Proxy: nil, // replicas talk directly
+		// A holder that vanished without resetting its connections must
+		// turn into a 503 in seconds, not after the kernel's minutes.
+		DialContext:         (&net.Dialer{Timeout: 3 * time.Second, KeepAlive: 10 * time.Second}).DialContext,
 		TLSClientConfig:     &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},
 		ForceAttemptHTTP2:   false, // HTTP/1.1 carries websocket upgrades
 		MaxIdleConns:        1024,

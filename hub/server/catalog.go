@@ -107,7 +107,9 @@ func mayUseWildcard(a admins) func(user.Info) bool {
 }
 
 // restConfig mints a provider's credentials at each plugin (re)start: a
-// fresh token (revoking the previous one), the hub's URL and the CA of its
+// fresh token (revoking the previous one), the URL of this replica (not
+// the external URL: the token lives in this replica's memory only, and a
+// load balancer could send the provider elsewhere) and the CA of its
 // serving certificate.
 func (c *catalogState) restConfig(hubURL, certFile string) func(context.Context, *plugin.Descriptor) (plugin.RestConfig, error) {
 	return func(_ context.Context, d *plugin.Descriptor) (plugin.RestConfig, error) {

@@ -212,7 +212,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	if extra.Replicas, err = o.newReplicaSet(ctx, &extra, gc.LoopbackClientConfig); err != nil {
 		return nil, err
 	}
-	if extra.Plugins, err = o.newPluginHost(extra.Replicas, extra.Catalog.restConfig(o.ExternalURL, o.SecureServing.ServerCert.CertKey.CertFile)); err != nil {
+	if extra.Plugins, err = o.newPluginHost(extra.Replicas, extra.Catalog.restConfig(o.Replica.InternalURL, o.SecureServing.ServerCert.CertKey.CertFile)); err != nil {
 		return nil, err
 	}
 	targets := extra.Replicas.targets(providerTargets(extra.Plugins), extra.Plugins)
