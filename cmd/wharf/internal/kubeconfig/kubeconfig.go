@@ -33,6 +33,10 @@ func ContextName(hubURL string) (string, error) {
 	if err != nil || u.Host == "" {
 		return "", fmt.Errorf("hub URL %q has no host", hubURL)
 	}
+	// kubectl would send the credentials on every call: never over http.
+	if u.Scheme != "https" {
+		return "", fmt.Errorf("hub URL %q must be an https URL", hubURL)
+	}
 	return "wharf-" + strings.NewReplacer(":", "-", "[", "", "]", "").Replace(u.Host), nil
 }
 

@@ -22,6 +22,9 @@ func TestContextName(t *testing.T) {
 	if _, err := ContextName("not a url"); err == nil {
 		t.Error("ContextName accepted a URL without host")
 	}
+	if _, err := ContextName("http://hub.example.com"); err == nil {
+		t.Error("ContextName accepted a plain-http hub")
+	}
 }
 
 func TestMergeKeepsOtherEntries(t *testing.T) {

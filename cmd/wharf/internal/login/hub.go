@@ -15,6 +15,10 @@ const TokenLoginPath = "/auth/token-login"
 // TokenLogin posts token to the hub's /auth/token-login and returns the
 // kubeconfig it answers with.
 func TokenLogin(ctx context.Context, hc *http.Client, hubURL, token string) ([]byte, error) {
+	// A bearer token never goes over plain http, whatever the user typed.
+	if _, err := httpsURL("hub URL", hubURL); err != nil {
+		return nil, err
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(hubURL, "/")+TokenLoginPath, nil)
 	if err != nil {
 		return nil, fmt.Errorf("building token login request: %w", err)
@@ -41,6 +45,9 @@ const WhoAmIPath = "/api/whoami"
 // HomeWorkspace asks the hub for the home workspace of the bearer of
 // idToken, "" when it names none.
 func HomeWorkspace(ctx context.Context, hc *http.Client, hubURL, idToken string) (string, error) {
+	if _, err := httpsURL("hub URL", hubURL); err != nil {
+		return "", err
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(hubURL, "/")+WhoAmIPath, nil)
 	if err != nil {
 		return "", fmt.Errorf("building whoami request: %w", err)
