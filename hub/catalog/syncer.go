@@ -112,8 +112,11 @@ func (s *Syncer) syncAll(ctx context.Context) error {
 
 // forgetOthers keeps entries of providers this replica does not run (no
 // longer configured, or configured on other replicas only) truthful: it
-// drops this replica's element and stale ones, and deletes an entry no
-// replica reports on any more.
+// drops this replica's element and stale ones. An entry no replica reports
+// on any more stays, not Ready: its CRDs and their objects outlive the
+// plugin, and the entry is what keeps its API groups behind
+// ProviderBindings (hub/enablement). An administrator deletes it to retire
+// the provider for good.
 func (s *Syncer) forgetOthers(ctx context.Context, local map[string]bool) error {
 	rctx := s.rootContext(ctx)
 	obj, err := s.storage.Entries.List(rctx, nil)
@@ -131,16 +134,11 @@ func (s *Syncer) forgetOthers(ctx context.Context, local map[string]bool) error 
 		if len(want.Replicas) == len(e.Status.Replicas) {
 			continue // nothing of ours, nothing stale
 		}
+		// Guarded by resourceVersion: a replica that just reported wins.
 		cp := e.DeepCopy()
-		if len(want.Replicas) == 0 {
-			// Guarded by resourceVersion: a replica that just reported wins.
-			_, _, err = s.storage.Entries.Delete(rctx, e.Name, rest.ValidateAllObjectFunc,
-				&metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &e.ResourceVersion}})
-		} else {
-			cp.Status = want
-			_, _, err = s.storage.EntriesStatus.Update(rctx, e.Name, rest.DefaultUpdatedObjectInfo(cp), rest.ValidateAllObjectFunc,
-				rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
-		}
+		cp.Status = want
+		_, _, err = s.storage.EntriesStatus.Update(rctx, e.Name, rest.DefaultUpdatedObjectInfo(cp), rest.ValidateAllObjectFunc,
+			rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
 		if err != nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("provider %s: %w", e.Name, err))
 		}

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -122,9 +121,10 @@ func get(t *testing.T, s *Syncer) *providersv1alpha1.CatalogEntry {
 	return obj.(*providersv1alpha1.CatalogEntry)
 }
 
-// TestForgetsRemovedProviders: an entry no replica reports on any more is
-// deleted once its last element goes stale; one another replica still
-// reports on only loses this replica's element.
+// TestForgetsRemovedProviders: an entry no replica reports on any more
+// stays, not Ready and with no replica, once its last element goes stale
+// (it keeps the provider's groups behind bindings); one another replica
+// still reports on only loses this replica's element.
 func TestForgetsRemovedProviders(t *testing.T) {
 	etcd := testserver.RunEtcd(t, nil)
 	st := newTestStorage(t, etcd.Endpoints())
@@ -146,15 +146,22 @@ func TestForgetsRemovedProviders(t *testing.T) {
 	if e := get(t, r1); len(e.Status.Replicas) != 1 || e.Status.Replicas[0].Name != "r1" {
 		t.Errorf("p replicas = %+v", e.Status.Replicas)
 	}
-	if _, err := st.Entries.Get(r1.rootContext(ctx), "q", &metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("q still in the catalog: %v", err)
+	unloaded := func(name string) {
+		t.Helper()
+		obj, err := st.Entries.Get(r1.rootContext(ctx), name, &metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("%s left the catalog: %v", name, err)
+		}
+		e := obj.(*providersv1alpha1.CatalogEntry)
+		if len(e.Status.Replicas) != 0 || meta.IsStatusConditionTrue(e.Status.Conditions, providersv1alpha1.ConditionReady) {
+			t.Errorf("%s: replicas %+v, conditions %+v; want none and not Ready", name, e.Status.Replicas, e.Status.Conditions)
+		}
 	}
+	unloaded("q")
 	// r1 stops reporting p; after the stale period r2 removes it.
 	r2.now = func() time.Time { return now.Add(2 * Stale) }
 	if err := r2.syncAll(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Entries.Get(r1.rootContext(ctx), "p", &metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("p still in the catalog: %v", err)
-	}
+	unloaded("p")
 }
