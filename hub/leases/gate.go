@@ -3,6 +3,7 @@ package leases
 import (
 	"context"
 	"fmt"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -95,7 +96,39 @@ func (g *Gate) Run(ctx context.Context, name string, lead func(ctx context.Conte
 		}
 		if gaveUp {
 			log.Info("This replica cannot run the provider; released its lease and stopped competing")
+			g.observeOnly(ctx, name, observe)
 			return
+		}
+	}
+}
+
+// observeOnly follows the Lease without competing, until ctx is done: a
+// replica that cannot run the provider still forwards its routes, so it
+// must keep learning who holds it. An expired or released Lease has no
+// holder.
+func (g *Gate) observeOnly(ctx context.Context, name string, observe func(string)) {
+	tick := time.NewTicker(g.cfg.Timings.RetryPeriod)
+	defer tick.Stop()
+	for {
+		h := ""
+		l, err := g.cfg.Client.Leases(g.cfg.Namespace).Get(ctx, LeaseName(name), metav1.GetOptions{})
+		if err == nil && l.Spec.HolderIdentity != nil && l.Spec.RenewTime != nil && l.Spec.LeaseDurationSeconds != nil &&
+			time.Since(l.Spec.RenewTime.Time) <= time.Duration(*l.Spec.LeaseDurationSeconds)*time.Second {
+			h = *l.Spec.HolderIdentity
+		}
+		if err == nil || apierrors.IsNotFound(err) {
+			g.mu.Lock()
+			changed := g.holders[name] != h
+			g.holders[name] = h
+			g.mu.Unlock()
+			if changed {
+				observe(h)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
 		}
 	}
 }
