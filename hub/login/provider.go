@@ -31,10 +31,14 @@ type provider struct {
 	scopes  []string
 	redir   string
 	client  *http.Client
-	mu      sync.Mutex
+	mu      sync.Mutex // guards the fields below
 	p       *oidc.Provider
 	device  bool
 	lastTry time.Time
+	// fetching is closed when the discovery in flight ends; nil when none
+	// is. Waiters select on it with their own context, never holding mu
+	// across network I/O.
+	fetching chan struct{}
 }
 
 func newProvider(cfg *OIDC, secret string, scopes []string, redirectURL string) *provider {
@@ -56,30 +60,61 @@ func (p *provider) ctx(ctx context.Context) context.Context {
 
 // discover returns the discovered provider, fetching discovery on first
 // use (the hub starts while the IdP is down) and at most every few
-// seconds after a failure.
+// seconds after a failure. One request fetches; concurrent ones wait for
+// it, each bounded by its own context.
 func (p *provider) discover(ctx context.Context) (*oidc.Provider, error) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.p != nil {
-		return p.p, nil
+		d := p.p
+		p.mu.Unlock()
+		return d, nil
+	}
+	if wait := p.fetching; wait != nil {
+		p.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		p.mu.Lock()
+		d := p.p
+		p.mu.Unlock()
+		if d == nil {
+			return nil, errDiscoveryBackoff
+		}
+		return d, nil
 	}
 	if time.Since(p.lastTry) < 3*time.Second {
+		p.mu.Unlock()
 		return nil, errDiscoveryBackoff
 	}
 	p.lastTry = time.Now()
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	done := make(chan struct{})
+	p.fetching = done
+	p.mu.Unlock()
+
+	// Detached from the caller: one client hanging up must not fail
+	// discovery for everyone waiting on it.
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	d, err := oidc.NewProvider(p.ctx(ctx), p.cfg.IssuerURL)
+	d, err := oidc.NewProvider(p.ctx(fctx), p.cfg.IssuerURL)
+	var device bool
+	if err == nil {
+		var extra struct {
+			Device string `json:"device_authorization_endpoint"`
+		}
+		device = d.Claims(&extra) == nil && extra.Device != ""
+	}
+	p.mu.Lock()
+	if err == nil {
+		p.p, p.device = d, device
+	}
+	p.fetching = nil
+	p.mu.Unlock()
+	close(done)
 	if err != nil {
 		return nil, fmt.Errorf("discovering %s: %w", p.cfg.IssuerURL, err)
 	}
-	var extra struct {
-		Device string `json:"device_authorization_endpoint"`
-	}
-	if err := d.Claims(&extra); err == nil {
-		p.device = extra.Device != ""
-	}
-	p.p = d
 	return d, nil
 }
 
