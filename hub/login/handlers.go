@@ -100,7 +100,7 @@ func (l *Login) callback(w http.ResponseWriter, r *http.Request, d Deps) {
 	}
 	tok, err := l.idp.oauth2(prov).Exchange(l.idp.ctx(r.Context()), q.Get("code"), oauth2.VerifierOption(a.Verifier))
 	if err != nil {
-		log.V(2).Info("Browser login: code exchange failed", "err", err)
+		log.V(2).Info("Browser login: code exchange failed", "err", redactOAuth(err))
 		writeStatus(w, http.StatusUnauthorized, metav1.StatusReasonUnauthorized, "login failed")
 		return
 	}

@@ -148,3 +148,21 @@ func (p *provider) verify(ctx context.Context, d *oidc.Provider, raw, nonce stri
 	}
 	return tok, nil
 }
+
+// redactOAuth keeps an IdP error's OAuth code and HTTP status but drops
+// the response body, which may echo what the hub sent (a code, a refresh
+// token): errors are logged.
+func redactOAuth(err error) error {
+	var re *oauth2.RetrieveError
+	if !errors.As(err, &re) {
+		return err
+	}
+	status := "no response"
+	if re.Response != nil {
+		status = re.Response.Status
+	}
+	if re.ErrorCode != "" {
+		return fmt.Errorf("IdP token endpoint: %s: %s", status, re.ErrorCode)
+	}
+	return fmt.Errorf("IdP token endpoint: %s", status)
+}

@@ -104,7 +104,7 @@ func (l *Login) refresh(ctx context.Context, d Deps, old Session, now time.Time)
 				return v, exp, nil
 			}
 		}
-		return "", time.Time{}, fmt.Errorf("refreshing at the IdP: %w", err)
+		return "", time.Time{}, fmt.Errorf("refreshing at the IdP: %w", redactOAuth(err))
 	}
 	s, err := l.identify(ctx, d, prov, tok, "")
 	if err != nil {
