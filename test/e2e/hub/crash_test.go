@@ -185,7 +185,8 @@ func testCrash(t *testing.T, c *contractHub) {
 			return fmt.Errorf("wharf_provider_restarts_total{provider=\"hello\"} = %d, was %d", n, before)
 		}
 		return nil
-	}) // The catalog tells the same story to anyone who may read it.
+	})
+	// The catalog tells the same story to anyone who may read it.
 	eventually(t, time.Minute, func() error {
 		out, err := c.kubectl("root", "get", "catalogentry", "hello", "-o", "jsonpath={.status.restartCount} {.status.conditions[?(@.type==\"Ready\")].status}")
 		if err != nil {
