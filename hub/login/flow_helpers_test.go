@@ -12,7 +12,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -99,45 +98,15 @@ func startEnv(t *testing.T, o envOptions) *hubEnv {
 	return &hubEnv{url: srv.URL, idp: p, pool: pool, auth: a}
 }
 
-// recorder keeps every response that passed, for Set-Cookie attributes
-// and the callback URL, which a cookie jar and redirects hide.
-type recorder struct {
-	rt   http.RoundTripper
-	mu   sync.Mutex
-	seen []*http.Response
-}
-
-func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := r.rt.RoundTrip(req)
-	if err == nil {
-		r.mu.Lock()
-		r.seen = append(r.seen, resp)
-		r.mu.Unlock()
-	}
-	return resp, err
-}
-
-// find returns the last recorded response to a request with path p.
-func (r *recorder) find(p string) *http.Response {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for i := len(r.seen) - 1; i >= 0; i-- {
-		if r.seen[i].Request.URL.Path == p {
-			return r.seen[i]
-		}
-	}
-	return nil
-}
-
 type browser struct {
 	*http.Client
-	rec *recorder
+	rec *idp.Recorder
 	env *hubEnv
 }
 
 func (e *hubEnv) browser() *browser {
 	jar, _ := cookiejar.New(nil)
-	rec := &recorder{rt: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: e.pool}}}
+	rec := &idp.Recorder{RT: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: e.pool}}}
 	return &browser{Client: &http.Client{Jar: jar, Transport: rec, Timeout: 30 * time.Second}, rec: rec, env: e}
 }
 

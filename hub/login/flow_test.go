@@ -28,12 +28,12 @@ func TestBrowserLoginFlow(t *testing.T) {
 	if !strings.Contains(string(body), `"user":"ada@example.com"`) {
 		t.Fatalf("landing page not authenticated by the cookie: %s", body)
 	}
-	cb := b.rec.find(login.CallbackPath)
+	cb := b.rec.Last(login.CallbackPath)
 	c := sessionCookieOf(t, cb)
 	if !c.HttpOnly || !c.Secure || c.SameSite != http.SameSiteLaxMode || c.Path != "/" || c.MaxAge <= 0 {
 		t.Errorf("session cookie attributes: %+v", c)
 	}
-	for _, r := range b.rec.seen {
+	for _, r := range b.rec.Responses() {
 		if strings.Contains(r.Request.URL.String(), "code_verifier") || strings.Contains(r.Request.URL.String(), c.Value) {
 			t.Errorf("secret in URL %s", r.Request.URL.Redacted())
 		}
@@ -73,7 +73,7 @@ func TestBrowserLoginFlow(t *testing.T) {
 	if code, _ := b.do(t, http.MethodGet, cb.Request.URL.RequestURI(), nil); code != http.StatusBadRequest {
 		t.Errorf("replayed callback: %d, want 400", code)
 	}
-	pre := b.rec.find(login.LoginPath)
+	pre := b.rec.Last(login.LoginPath)
 	req, _ := http.NewRequest(http.MethodGet, cb.Request.URL.String(), nil)
 	for _, ck := range pre.Cookies() {
 		req.AddCookie(ck)
@@ -165,7 +165,7 @@ func TestSessionRefresh(t *testing.T) {
 			b := e.browser()
 			resp := b.login(t, "/")
 			resp.Body.Close()
-			first := sessionCookieOf(t, b.rec.find(login.CallbackPath))
+			first := sessionCookieOf(t, b.rec.Last(login.CallbackPath))
 			// Wait until the ID token (and so the session's identity) is
 			// due for revalidation; the wait is bounded, nothing is timed.
 			if err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 30*time.Second, false, func(context.Context) (bool, error) {
@@ -186,7 +186,7 @@ func TestSessionRefresh(t *testing.T) {
 			if code != http.StatusOK || !strings.Contains(body, "ada@example.com") {
 				t.Fatalf("request after ID token expiry: %d %s", code, body)
 			}
-			renewed := sessionCookieOf(t, b.rec.find("/clusters/root/api"))
+			renewed := sessionCookieOf(t, b.rec.Last("/clusters/root/api"))
 			if renewed.Value == first.Value || !renewed.HttpOnly || !renewed.Secure {
 				t.Fatalf("renewed cookie: %+v", renewed)
 			}

@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -52,39 +51,10 @@ func loginHub(t *testing.T, extraArgs ...string) (*hubProc, *idp.IdP) {
 	return h, p
 }
 
-// recorder keeps every response, for Set-Cookie attributes and URLs that
-// a cookie jar and redirects hide.
-type recorder struct {
-	rt   http.RoundTripper
-	mu   sync.Mutex
-	seen []*http.Response
-}
-
-func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := r.rt.RoundTrip(req)
-	if err == nil {
-		r.mu.Lock()
-		r.seen = append(r.seen, resp)
-		r.mu.Unlock()
-	}
-	return resp, err
-}
-
-func (r *recorder) last(path string) *http.Response {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for i := len(r.seen) - 1; i >= 0; i-- {
-		if r.seen[i].Request.URL.Path == path {
-			return r.seen[i]
-		}
-	}
-	return nil
-}
-
 // webBrowser is a client with a cookie jar trusting the hub and the IdP.
 type webBrowser struct {
 	*http.Client
-	rec *recorder
+	rec *idp.Recorder
 	h   *hubProc
 }
 
@@ -103,7 +73,7 @@ func newBrowser(t *testing.T, h *hubProc, p *idp.IdP, more ...*hubProc) *webBrow
 		pool.AppendCertsFromPEM(pem)
 	}
 	jar, _ := cookiejar.New(nil)
-	rec := &recorder{rt: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	rec := &idp.Recorder{RT: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	return &webBrowser{Client: &http.Client{Jar: jar, Transport: rec, Timeout: 30 * time.Second}, rec: rec, h: h}
 }
 

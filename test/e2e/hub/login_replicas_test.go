@@ -38,7 +38,7 @@ func TestBrowserSessionAcrossReplicas(t *testing.T) {
 		t.Fatalf("login at replica A landed at %s with %d", resp.Request.URL.Redacted(), resp.StatusCode)
 	}
 	var session *http.Cookie
-	for _, c := range br.rec.last("/auth/callback").Cookies() {
+	for _, c := range br.rec.Last("/auth/callback").Cookies() {
 		if c.Name == "wharf_session" {
 			session = c
 		}
@@ -67,8 +67,8 @@ func TestBrowserSessionAcrossReplicas(t *testing.T) {
 		}
 	}
 	// The pre-login cookie and state used at A are refused at B.
-	req, _ := http.NewRequest(http.MethodGet, urlB+br.rec.last("/auth/callback").Request.URL.RequestURI(), nil)
-	for _, c := range br.rec.last("/auth/login").Cookies() {
+	req, _ := http.NewRequest(http.MethodGet, urlB+br.rec.Last("/auth/callback").Request.URL.RequestURI(), nil)
+	for _, c := range br.rec.Last("/auth/login").Cookies() {
 		req.AddCookie(c)
 	}
 	if resp, err := newBrowser(t, a, p, b).Do(req); err != nil || resp.StatusCode != http.StatusBadRequest {

@@ -35,7 +35,7 @@ func TestBrowserLogin(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || resp.Request.URL.Path != "/version" || !strings.Contains(string(landing), "gitVersion") {
 		t.Fatalf("after login landed at %s: %d %s", resp.Request.URL.Redacted(), resp.StatusCode, landing)
 	}
-	cb := b.rec.last("/auth/callback")
+	cb := b.rec.Last("/auth/callback")
 	var session *http.Cookie
 	for _, c := range cb.Cookies() {
 		if c.Name == "wharf_session" {
@@ -45,7 +45,7 @@ func TestBrowserLogin(t *testing.T) {
 	if session == nil || !session.HttpOnly || !session.Secure || session.SameSite != http.SameSiteLaxMode || session.Path != "/" || session.MaxAge <= 0 {
 		t.Fatalf("wharf_session cookie: %+v", session)
 	}
-	for _, r := range b.rec.seen {
+	for _, r := range b.rec.Responses() {
 		if u := r.Request.URL.String(); strings.Contains(u, session.Value) || strings.Contains(u, "code_verifier") {
 			t.Errorf("a secret went into a URL: %s", r.Request.URL.Redacted())
 		}
@@ -119,7 +119,7 @@ func TestBrowserLogin(t *testing.T) {
 		t.Errorf("replayed callback: %d, want 400", code)
 	}
 	req, _ := http.NewRequest(http.MethodGet, cb.Request.URL.String(), nil)
-	for _, c := range b.rec.last("/auth/login").Cookies() {
+	for _, c := range b.rec.Last("/auth/login").Cookies() {
 		req.AddCookie(c)
 	}
 	if resp, err := newBrowser(t, h, p).Do(req); err != nil || resp.StatusCode != http.StatusBadRequest {
