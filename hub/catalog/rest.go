@@ -17,6 +17,7 @@ import (
 
 	providersv1alpha1 "github.com/wharfhub/wharf/hub/apis/providers/v1alpha1"
 	"github.com/wharfhub/wharf/hub/cluster"
+	"github.com/wharfhub/wharf/hub/registry"
 )
 
 // Storage is the REST storage of providers.wharf.dev, by resource name.
@@ -85,7 +86,7 @@ func NewStorage(typer runtime.ObjectTyper, optsGetter generic.RESTOptionsGetter,
 	}, nil
 }
 
-func newStore(typer runtime.ObjectTyper, optsGetter generic.RESTOptionsGetter, singular string, ops kindOps, table tableFunc,
+func newStore(typer runtime.ObjectTyper, optsGetter generic.RESTOptionsGetter, singular string, ops kindOps, table registry.Table,
 	newFn, newList func() runtime.Object) (*genericregistry.Store, *genericregistry.Store, error) {
 	st := strategy{ObjectTyper: typer, NameGenerator: names.SimpleNameGenerator, ops: ops}
 	s := &genericregistry.Store{

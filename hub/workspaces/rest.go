@@ -60,7 +60,7 @@ func NewREST(typer runtime.ObjectTyper, optsGetter generic.RESTOptionsGetter, in
 		UpdateStrategy:            st,
 		DeleteStrategy:            st,
 		ResetFieldsStrategy:       st,
-		TableConvertor:            tableConvertor{},
+		TableConvertor:            table,
 	}
 	if err := store.CompleteWithOptions(&generic.StoreOptions{RESTOptions: optsGetter}); err != nil {
 		return nil, nil, fmt.Errorf("completing workspace storage: %w", err)
