@@ -1,8 +1,9 @@
 package rbac
 
 import (
-	"reflect"
 	"slices"
+	"strconv"
+	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -82,11 +83,15 @@ func (ci *clusterIndex) selected(root string, names []string) []string {
 }
 
 // collect walks the match graph from root breadth first and unions the rules
-// of the plain ClusterRoles it reaches, without duplicates.
+// of the plain ClusterRoles it reaches, without duplicates. Duplicates are
+// found through a set of canonical rule keys: a pairwise comparison would be
+// quadratic in the number of rules, which a tenant controls.
 func (ci *clusterIndex) collect(root string, matches map[string][]string) []rbacv1.PolicyRule {
 	var rules []rbacv1.PolicyRule
+	have := map[string]struct{}{}
 	seen := map[string]bool{root: true}
 	queue := slices.Clone(matches[root])
+	var b strings.Builder
 	for len(queue) > 0 {
 		name := queue[0]
 		queue = queue[1:]
@@ -100,12 +105,34 @@ func (ci *clusterIndex) collect(root string, matches map[string][]string) []rbac
 			continue
 		}
 		for _, r := range cr.Rules {
-			if !slices.ContainsFunc(rules, func(have rbacv1.PolicyRule) bool { return reflect.DeepEqual(have, r) }) {
+			k := ruleKey(&b, &r)
+			if _, dup := have[k]; !dup {
+				have[k] = struct{}{}
 				rules = append(rules, r)
 			}
 		}
 	}
 	return rules
+}
+
+// ruleKey encodes a rule so that two rules have the same key exactly when
+// they are deeply equal: every list is length-prefixed and every string
+// quoted, so no choice of values can make two different rules collide.
+func ruleKey(b *strings.Builder, r *rbacv1.PolicyRule) string {
+	b.Reset()
+	for _, list := range [][]string{r.Verbs, r.APIGroups, r.Resources, r.ResourceNames, r.NonResourceURLs} {
+		if list == nil {
+			// nil and empty differ under reflect.DeepEqual; keep that.
+			b.WriteString("n")
+			continue
+		}
+		b.WriteString(strconv.Itoa(len(list)))
+		for _, v := range list {
+			b.WriteString(strconv.Quote(v))
+		}
+		b.WriteByte(';')
+	}
+	return b.String()
 }
 
 // clusterRoleRules returns the rules a ClusterRole grants in this cluster.

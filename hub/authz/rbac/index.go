@@ -11,9 +11,13 @@ import (
 
 // index holds the RBAC objects of every logical cluster, partitioned by
 // cluster so that a decision only ever looks at the request cluster's
-// partition. One RWMutex guards the whole map: writes come from informer
-// handlers and are short, reads never block each other, and a single lock
-// keeps partition creation and removal race-free.
+// partition.
+//
+// Locking is per partition: mu guards only the map, and is never held while
+// waiting for a partition's lock, so a slow write in one workspace (a
+// tenant's huge aggregated ClusterRole, say) delays that workspace alone
+// and never the decisions of any other. Lock order is partition, then map
+// (only when an emptied partition is dropped).
 type index struct {
 	mu       sync.RWMutex
 	clusters map[cluster.ID]*clusterIndex
@@ -26,25 +30,48 @@ func newIndex() *index {
 // update runs fn on the partition of id, creating it if needed and dropping
 // it again when fn leaves it empty, so deleted workspaces cost nothing.
 func (x *index) update(id cluster.ID, fn func(ci *clusterIndex)) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	ci := x.clusters[id]
-	if ci == nil {
-		ci = newClusterIndex()
-		x.clusters[id] = ci
-	}
-	fn(ci)
-	if ci.empty() {
-		delete(x.clusters, id)
+	for {
+		x.mu.Lock()
+		ci := x.clusters[id]
+		if ci == nil {
+			ci = newClusterIndex()
+			x.clusters[id] = ci
+		}
+		x.mu.Unlock()
+
+		ci.mu.Lock()
+		if ci.dropped {
+			// Emptied and dropped between our lookup and our lock: its
+			// successor (or a new partition) is in the map now.
+			ci.mu.Unlock()
+			continue
+		}
+		fn(ci)
+		if ci.empty() {
+			ci.dropped = true
+			x.mu.Lock()
+			if x.clusters[id] == ci {
+				delete(x.clusters, id)
+			}
+			x.mu.Unlock()
+		}
+		ci.mu.Unlock()
+		return
 	}
 }
 
-// read runs fn on the partition of id under the read lock. fn is not called
-// when the cluster holds no RBAC objects at all.
+// read runs fn on the partition of id under the partition's read lock. fn
+// is not called when the cluster holds no RBAC objects at all.
 func (x *index) read(id cluster.ID, fn func(ci *clusterIndex)) {
 	x.mu.RLock()
-	defer x.mu.RUnlock()
-	if ci := x.clusters[id]; ci != nil {
+	ci := x.clusters[id]
+	x.mu.RUnlock()
+	if ci == nil {
+		return
+	}
+	ci.mu.RLock()
+	defer ci.mu.RUnlock()
+	if !ci.dropped {
 		fn(ci)
 	}
 }
@@ -104,6 +131,11 @@ func subjectKeyOf(s rbacv1.Subject, bindingNS string) (subjectKey, bool) {
 // subject so that a decision visits only bindings that name the user or one
 // of their groups, however many bindings the cluster has.
 type clusterIndex struct {
+	// mu guards every field below. dropped is set once the partition has
+	// left the index: a holder of a stale pointer must look it up again.
+	mu      sync.RWMutex
+	dropped bool
+
 	roles        map[nsName]*rbacv1.Role
 	clusterRoles map[string]*rbacv1.ClusterRole
 	// aggregated holds the effective rules of ClusterRoles that carry an
