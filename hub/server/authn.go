@@ -12,8 +12,11 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	authzunion "k8s.io/apiserver/pkg/authorization/union"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/utils/clock"
 
 	"github.com/wharfhub/wharf/hub/authn"
+	"github.com/wharfhub/wharf/hub/login"
 )
 
 // AdminUser is the identity of the generated admin token.
@@ -95,4 +98,22 @@ func newAuthorizer(a admins, w *workspaceRBAC, providers authorizer.Authorizer) 
 		authzunion.NamedAuthorizer{AuthorizerName: "deny", Authorizer: authorizerfactory.NewAlwaysDenyAuthorizer()},
 	)
 	return chain, authzunion.NewRuleResolvers(a, w), err
+}
+
+// authnThrottle wraps the hub's authenticator (loopback token included) so
+// that failed authentication is charged per client address, and returns the
+// throttle whose filter must run before authentication. The hub's own
+// loopback token is known good from the start: an attacker flooding from
+// the hub's machine must not lock the hub out of itself.
+func (o *Options) authnThrottle(gc *genericapiserver.RecommendedConfig) (*authn.Throttle, error) {
+	trusted, err := o.Login.TrustedProxies()
+	if err != nil {
+		return nil, err
+	}
+	t := authn.NewThrottle(o.AuthnThrottle, trusted, login.SessionCookie, clock.RealClock{})
+	gc.Authentication.Authenticator = t.Authenticator(gc.Authentication.Authenticator)
+	if tok := gc.LoopbackClientConfig.BearerToken; tok != "" {
+		t.Remember("Bearer " + tok)
+	}
+	return t, nil
 }
