@@ -42,12 +42,39 @@
 //     prefixed, so an IdP user cannot claim a hub-internal name such as
 //     wharf-admin or system:masters. Operators who set the prefix to "-"
 //     accept that risk explicitly.
+//   - Guessing is throttled per client address (Throttle, issue 11.12), on
+//     the API and the provider routes alike. Every failed authentication
+//     that presented a credential (Authorization header or session
+//     cookie) takes a token from the address's bucket (refilled at
+//     --authn-failure-rate-limit per second, holding at most
+//     --authn-failure-rate-burst). X-Forwarded-For is believed only from
+//     --trusted-proxy-cidrs, as for the login endpoints. Requests without
+//     a credential guess nothing and are neither charged nor refused.
+//   - An address over budget gets 429 Status with Retry-After, and its
+//     credential is NOT evaluated: were it evaluated, a correct guess
+//     would still be served and the throttle would slow nobody. The one
+//     exception is a credential that authenticated before (its SHA-256 is
+//     kept in a bounded LRU): that is evaluated as usual, so people behind
+//     a shared NAT or proxy with an attacker keep working. Only a
+//     credential never used successfully waits while the address is over
+//     budget, and the bucket refills at the rate, so the denial of
+//     service an attacker can inflict on neighbours is bounded to new
+//     credentials for as long as the attacker keeps failing. The known
+//     set is no authentication cache: a remembered credential is still
+//     fully verified, so revocation stays immediate.
+//   - The hub's own loopback token is known good from the start, so a
+//     flood from the hub's machine cannot lock the hub out of itself.
+//   - Bounds: buckets and known credentials live in LRUs of 10,000
+//     entries each; an attacker with more addresses than that (an IPv6
+//     prefix, say) gets fresh buckets. Per-address throttling cannot stop
+//     a distributed guesser; long random tokens are the defence there.
 //
 // Not covered here: revocation of OIDC tokens before expiry (the IdP's
-// token lifetime bounds it) and rate limiting of failed attempts. A token
-// naming an unknown key id makes upstream refetch the JWKS (that is how
-// rotation works); concurrent refetches are coalesced but not rate
-// limited, so a flood of such tokens turns into requests to the IdP.
+// token lifetime bounds it). A token naming an unknown key id makes
+// upstream refetch the JWKS (that is how rotation works); concurrent
+// refetches are coalesced but not rate limited beyond the per-address
+// failure throttle, so a distributed flood of such tokens turns into
+// requests to the IdP.
 //
 // Cost: a static token is a map lookup (about 0.5µs); an OIDC token is a
 // signature verification and claim mapping (about 0.1ms on 2 cores) with

@@ -46,7 +46,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.SessionMaxAge, "session-max-age", o.SessionMaxAge, "Longest a browser session lasts, however often it is refreshed.")
 	fs.Var(&optionalBool{p: &o.TokenLogin}, "enable-token-login", "Serve /auth/token-login (static token → kubeconfig, for development). Default: on only when --oidc-issuer-url is not set.")
 	fs.Lookup("enable-token-login").NoOptDefVal = "true"
-	fs.StringSliceVar(&o.TrustedProxyCIDRs, "trusted-proxy-cidrs", o.TrustedProxyCIDRs, "Reverse proxies whose X-Forwarded-For is believed when rate-limiting login endpoints per client address.")
+	fs.StringSliceVar(&o.TrustedProxyCIDRs, "trusted-proxy-cidrs", o.TrustedProxyCIDRs, "Reverse proxies whose X-Forwarded-For is believed when rate-limiting login endpoints and failed authentication per client address.")
 	fs.Float64Var(&o.RateLimit, "login-rate-limit", o.RateLimit, "Requests per second per client address to /auth/login, /auth/callback and /auth/token-login.")
 	fs.IntVar(&o.RateBurst, "login-rate-burst", o.RateBurst, "Burst of requests per client address to the login endpoints.")
 }
@@ -96,6 +96,10 @@ func (o *Options) clientSecret() (string, error) {
 	}
 	return strings.TrimSpace(string(b)), nil
 }
+
+// TrustedProxies parses --trusted-proxy-cidrs: the peers whose
+// X-Forwarded-For is believed by every per-address limit of the hub.
+func (o *Options) TrustedProxies() ([]*net.IPNet, error) { return o.trustedProxies() }
 
 func (o *Options) trustedProxies() ([]*net.IPNet, error) {
 	var nets []*net.IPNet

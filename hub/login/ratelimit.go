@@ -36,17 +36,54 @@ func NewRateLimiter(perSecond float64, burst, size int, trusted []*net.IPNet, c 
 	return &RateLimiter{limit: rate.Limit(perSecond), burst: burst, trusted: trusted, clock: c, buckets: lru.New(size)}
 }
 
+// bucket returns addr's bucket, creating a full one; l.mu must be held.
+func (l *RateLimiter) bucket(addr string) *rate.Limiter {
+	if v, ok := l.buckets.Get(addr); ok {
+		return v.(*rate.Limiter)
+	}
+	b := rate.NewLimiter(l.limit, l.burst)
+	l.buckets.Add(addr, b)
+	return b
+}
+
+// Exhausted reports, without taking a token, whether addr is over its
+// limit and if so how long until a token is available. An address never
+// seen is not. It lets a caller charge only some requests (Charge) and
+// refuse the rest while over budget.
+func (l *RateLimiter) Exhausted(addr string) (bool, time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	v, ok := l.buckets.Get(addr)
+	if !ok {
+		return false, 0
+	}
+	now := l.clock.Now()
+	b := v.(*rate.Limiter)
+	if b.TokensAt(now) >= 1 {
+		return false, 0
+	}
+	r := b.ReserveN(now, 1)
+	if !r.OK() {
+		return true, time.Minute
+	}
+	d := r.DelayFrom(now)
+	r.CancelAt(now)
+	return true, d
+}
+
+// Charge takes a token for addr if one is left; an address already over
+// budget stays so.
+func (l *RateLimiter) Charge(addr string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.bucket(addr).AllowN(l.clock.Now(), 1)
+}
+
 // allow takes a token for addr, or says how long until one is available.
 func (l *RateLimiter) allow(addr string) (bool, time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var b *rate.Limiter
-	if v, ok := l.buckets.Get(addr); ok {
-		b = v.(*rate.Limiter)
-	} else {
-		b = rate.NewLimiter(l.limit, l.burst)
-		l.buckets.Add(addr, b)
-	}
+	b := l.bucket(addr)
 	now := l.clock.Now()
 	r := b.ReserveN(now, 1)
 	if !r.OK() {

@@ -122,3 +122,38 @@ func TestRateLimitBoundedMemory(t *testing.T) {
 		t.Fatalf("%d buckets, want 50", n)
 	}
 }
+
+// TestRateLimiterChargeAndExhausted covers the split use (hub/authn's
+// failure throttle): Charge takes tokens only for some requests, Exhausted
+// looks without taking one.
+func TestRateLimiterChargeAndExhausted(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Unix(1e9, 0))
+	l := NewRateLimiter(1, 2, 10, nil, clk)
+	for i, s := range []struct {
+		wait   time.Duration
+		charge bool
+		over   bool
+		after  time.Duration
+	}{
+		{over: false},               // never seen
+		{charge: true, over: false}, // one left
+		{charge: true, over: true, after: time.Second},
+		{over: true, after: time.Second},               // looking takes nothing
+		{charge: true, over: true, after: time.Second}, // over budget stays so
+		{wait: 500 * time.Millisecond, over: true, after: 500 * time.Millisecond},
+		{wait: 500 * time.Millisecond, over: false},
+		{charge: true, over: true, after: time.Second},
+	} {
+		clk.SetTime(clk.Now().Add(s.wait))
+		if s.charge {
+			l.Charge("a")
+		}
+		over, after := l.Exhausted("a")
+		if over != s.over || after != s.after {
+			t.Fatalf("step %d: Exhausted = %v %v, want %v %v", i, over, after, s.over, s.after)
+		}
+	}
+	if over, _ := l.Exhausted("b"); over {
+		t.Fatal("another address is over budget")
+	}
+}

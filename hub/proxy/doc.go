@@ -28,6 +28,14 @@
 //     wharf_workspace cookie. The selection is only a request; the
 //     [IdentityResolver] verifies access and its refusal is a 403. Any
 //     error the proxy does not recognise is a 500, never a forward.
+//   - Learn which workspaces exist from that refusal (issue 11.9). The
+//     resolver refuses a missing workspace and an inaccessible one with
+//     the same [ForbiddenError], naming only the caller and the workspace
+//     they sent, so the 403s are byte-identical but for that name.
+//   - Guess credentials at line speed. Failed authentication here is
+//     charged to the client address by hub/authn's throttle, which runs
+//     in front of these routes as in front of the API (429 once over
+//     budget).
 //   - Smuggle extra groups: sdk.IdentityFrom splits X-Kedge-Groups on
 //     commas, so a group name with a comma (or any value that is not a valid,
 //     trimmed header value) is refused rather than forwarded, and an empty

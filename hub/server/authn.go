@@ -12,8 +12,11 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	authzunion "k8s.io/apiserver/pkg/authorization/union"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/utils/clock"
 
 	"github.com/wharfhub/wharf/hub/authn"
+	"github.com/wharfhub/wharf/hub/login"
 )
 
 // AdminUser is the identity of the generated admin token.
@@ -45,8 +48,9 @@ func newAuthenticator(ctx context.Context, static, providers, sa authenticator.T
 	return a, nil
 }
 
-// publicInfoPaths may be read by any authenticated user: they describe the
-// API, not the data in any workspace.
+// publicInfoPaths may be read by any authenticated user who may see the
+// workspace: they describe its API (its discovery differs by the providers
+// it enabled), not its data.
 var publicInfoPaths = []string{"/api", "/apis", "/openapi", "/version", "/healthz", "/livez", "/readyz"}
 
 var selfReviews = map[schema.GroupResource]bool{
@@ -57,14 +61,17 @@ var selfReviews = map[schema.GroupResource]bool{
 
 // newAuthorizer builds the chain: what no workspace grant may allow (hub
 // guards) and service-account tokens used outside their workspace are
-// denied first, then hub administrators, then API
-// discovery and self reviews for every authenticated user, then the scope
-// of provider identities, then the request workspace's RBAC, then deny.
+// denied first, then hub administrators are allowed, then the scope of
+// provider identities applies, then everybody who may not see the request's
+// workspace is denied alike whether it exists or not (visibility.go), then
+// API discovery and self reviews are allowed to the rest, then the request
+// workspace's RBAC, then deny.
 func newAuthorizer(a admins, w *workspaceRBAC, providers authorizer.Authorizer) (authorizer.Authorizer, authorizer.RuleResolver, error) {
 	public := authorizer.AuthorizerFunc(func(ctx context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
 		if a.IsResourceRequest() {
 			// Asking about one's own identity and permissions reveals
-			// nothing else (upstream's system:basic-user).
+			// nothing else (upstream's system:basic-user), once the
+			// visibility step let the caller see the workspace.
 			if a.GetVerb() == "create" && selfReviews[schema.GroupResource{Group: a.GetAPIGroup(), Resource: a.GetResource()}] {
 				return authorizer.DecisionAllow, "self review", nil
 			}
@@ -84,10 +91,29 @@ func newAuthorizer(a admins, w *workspaceRBAC, providers authorizer.Authorizer) 
 		hubGuards(a),
 		serviceAccountBinding(w),
 		authzunion.NamedAuthorizer{AuthorizerName: "admins", Authorizer: authorizer.AuthorizerFunc(a.Authorize)},
-		authzunion.NamedAuthorizer{AuthorizerName: "public-info", Authorizer: public},
 		authzunion.NamedAuthorizer{AuthorizerName: "providers", Authorizer: providers},
+		visibilityStep(w.resolver, w),
+		authzunion.NamedAuthorizer{AuthorizerName: "public-info", Authorizer: public},
 		authzunion.NamedAuthorizer{AuthorizerName: "rbac", Authorizer: authorizer.AuthorizerFunc(w.Authorize)},
 		authzunion.NamedAuthorizer{AuthorizerName: "deny", Authorizer: authorizerfactory.NewAlwaysDenyAuthorizer()},
 	)
 	return chain, authzunion.NewRuleResolvers(a, w), err
+}
+
+// authnThrottle wraps the hub's authenticator (loopback token included) so
+// that failed authentication is charged per client address, and returns the
+// throttle whose filter must run before authentication. The hub's own
+// loopback token is known good from the start: an attacker flooding from
+// the hub's machine must not lock the hub out of itself.
+func (o *Options) authnThrottle(gc *genericapiserver.RecommendedConfig) (*authn.Throttle, error) {
+	trusted, err := o.Login.TrustedProxies()
+	if err != nil {
+		return nil, err
+	}
+	t := authn.NewThrottle(o.AuthnThrottle, trusted, login.SessionCookie, clock.RealClock{})
+	gc.Authentication.Authenticator = t.Authenticator(gc.Authentication.Authenticator)
+	if tok := gc.LoopbackClientConfig.BearerToken; tok != "" {
+		t.Remember("Bearer " + tok)
+	}
+	return t, nil
 }

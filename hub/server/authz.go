@@ -94,3 +94,10 @@ func (w *workspaceRBAC) RulesFor(ctx context.Context, u user.Info, namespace str
 	}
 	return a.RulesFor(w.withCluster(ctx), u, namespace)
 }
+
+// binds reports whether u holds any grant in the request's workspace; false
+// until the RBAC authorizer is built, so only administrators get in.
+func (w *workspaceRBAC) binds(ctx context.Context, u user.Info) bool {
+	a := w.rbac.Load()
+	return a != nil && a.Binds(ctx, u)
+}

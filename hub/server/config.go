@@ -209,6 +209,10 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	}
 	extra.Homes = withHomes(gc, &extra)
 	genericapiserver.AuthorizeClientBearerToken(gc.LoopbackClientConfig, &gc.Authentication, &gc.Authorization)
+	throttle, err := o.authnThrottle(gc)
+	if err != nil {
+		return nil, err
+	}
 	if extra.Replicas, err = o.newReplicaSet(ctx, &extra, gc.LoopbackClientConfig); err != nil {
 		return nil, err
 	}
@@ -239,6 +243,10 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		// paths (agent tunnels) carry no credentials. The backend proxy
 		// authenticates and checks workspace access itself (hub/proxy).
 		h = proxy.WithProviderRoutes(h, backend, ui, c.Authentication.Authenticator, c.Authentication.APIAudiences)
+		// Before any authentication, API and provider routes alike: an
+		// address over its failure budget gets 429 for credentials not
+		// known good, which are then never evaluated (hub/authn).
+		h = throttle.WithThrottle(h, c.Serializer)
 		// Outermost: login endpoints, session refresh and the CSRF check,
 		// which must cover the API and the provider routes alike
 		// (hub/login).

@@ -38,6 +38,8 @@ type Options struct {
 	ServiceAccounts *serviceaccounts.Options
 	// Login holds browser login, token login and login rate limits.
 	Login *login.Options
+	// AuthnThrottle limits failed authentication per client address.
+	AuthnThrottle *authn.ThrottleOptions
 
 	// Plugins are the provider binaries the hub runs and supervises.
 	Plugins *plugins.Options
@@ -60,6 +62,7 @@ func NewOptions() *Options {
 		Replica:       &ReplicaOptions{},
 		Authn:         authn.NewOptions(),
 		Login:         login.NewOptions(),
+		AuthnThrottle: authn.NewThrottleOptions(),
 	}
 	o.ServiceAccounts = serviceaccounts.NewOptions()
 	o.SecureServing.BindPort = 9443
@@ -84,6 +87,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	o.Authn.AddFlags(a)
 	o.ServiceAccounts.AddFlags(a)
 	o.Login.AddFlags(a)
+	o.AuthnThrottle.AddFlags(a)
 	o.Plugins.AddFlags(fss.FlagSet("providers"))
 	o.Replica.AddFlags(fss.FlagSet("replicas"))
 	z := fss.FlagSet("authorization")
@@ -136,5 +140,6 @@ func (o *Options) Validate() []error {
 	errs = append(errs, o.Authn.Validate()...)
 	errs = append(errs, o.ServiceAccounts.Validate()...)
 	errs = append(errs, o.Login.Validate(o.Authn.OIDC.Enabled())...)
+	errs = append(errs, o.AuthnThrottle.Validate()...)
 	return errs
 }

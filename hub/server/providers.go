@@ -63,17 +63,19 @@ func (w workspaceIdentity) Resolve(ctx context.Context, u user.Info, ws string) 
 		}
 		ws = path
 	}
+	// Not 404: an unknown workspace must look exactly like a forbidden
+	// one, so both refusals name only what the caller sent.
+	denied := &proxy.ForbiddenError{User: u.GetName(), Workspace: ws, Reason: WorkspaceDenied}
 	info, err := w.index.Resolve(ctx, ws)
 	if errors.Is(err, workspaces.ErrNotFound) {
-		// Not 404: an unknown workspace must look like a forbidden one.
-		return sdk.Identity{}, &proxy.ForbiddenError{Reason: fmt.Sprintf("no access to workspace %q", ws)}
+		return sdk.Identity{}, denied
 	}
 	if err != nil {
 		return sdk.Identity{}, err
 	}
 	d, _, err := w.authz.Authorize(cluster.WithCluster(ctx, info.ID), authorizer.AttributesRecord{User: u, Verb: "access", Path: "/"})
 	if err != nil || d != authorizer.DecisionAllow {
-		return sdk.Identity{}, &proxy.ForbiddenError{Reason: fmt.Sprintf("no access to workspace %q", ws)}
+		return sdk.Identity{}, denied
 	}
 	return sdk.Identity{User: u.GetName(), Groups: u.GetGroups(), Tenant: string(info.Path), Cluster: string(info.ID)}, nil
 }

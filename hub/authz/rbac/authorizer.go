@@ -177,3 +177,19 @@ func (a *Authorizer) RulesFor(ctx context.Context, u user.Info, namespace string
 	}
 	return res, nonRes, false, err
 }
+
+// Binds reports whether any ClusterRoleBinding or RoleBinding of the
+// request's cluster names u, by user name or one of its groups: whether u
+// holds any grant there at all. The hub uses it to decide whether a caller
+// may learn that a workspace exists (uniform denials, issue 11.9); it is
+// false for a cluster the index does not know, so a missing workspace and
+// one without a grant for u look the same.
+func (a *Authorizer) Binds(ctx context.Context, u user.Info) bool {
+	id, why := requestCluster(ctx)
+	if why != "" || u == nil || !a.HasSynced() {
+		return false
+	}
+	found := false
+	a.idx.read(id, func(ci *clusterIndex) { found = ci.binds(u) })
+	return found
+}

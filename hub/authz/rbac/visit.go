@@ -128,3 +128,25 @@ func (s bindingSource) String() string {
 	}
 	return fmt.Sprintf("%s %q of %s %q", s.kind, name, s.roleRef.Kind, s.roleRef.Name)
 }
+
+// binds reports whether a binding of this cluster names one of u's keys.
+// RoleBindings are filed per namespace, so those are scanned; the scan
+// stops at the first match and touches only the subject index.
+func (ci *clusterIndex) binds(u user.Info) bool {
+	keys := userKeys(u)
+	for _, k := range keys {
+		if len(ci.crbBySubject[k]) > 0 {
+			return true
+		}
+	}
+	want := make(map[subjectKey]bool, len(keys))
+	for _, k := range keys {
+		want[k] = true
+	}
+	for s, bs := range ci.rbBySubject {
+		if len(bs) > 0 && want[s.subject] {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,127 @@
+package authn
+
+import (
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authentication/request/bearertoken"
+	"k8s.io/apiserver/pkg/authentication/user"
+	genericfilters "k8s.io/apiserver/pkg/endpoints/filters"
+	"k8s.io/client-go/kubernetes/scheme"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+// throttleStep is one request of a sequence: from addr (the peer, or the
+// client behind the trusted proxy 10.0.0.1 with xff), with auth as the
+// Authorization header ("" for none), after advancing the clock by wait.
+type throttleStep struct {
+	name       string
+	wait       time.Duration
+	addr, xff  string
+	auth       string
+	cookie     string
+	want       int
+	retryAfter string
+}
+
+func TestThrottle(t *testing.T) {
+	const good, good2 = "Bearer good-token", "Bearer other-good-token"
+	for _, tc := range []struct {
+		name  string
+		steps []throttleStep
+	}{
+		{name: "failures use up the budget; known-good credentials still pass", steps: []throttleStep{
+			{name: "bad", addr: "198.51.100.1", auth: "Bearer bad1", want: 401},
+			{name: "good is remembered", addr: "198.51.100.1", auth: good, want: 200},
+			{name: "bad takes the last token", addr: "198.51.100.1", auth: "Bearer bad2", want: 401},
+			{name: "over budget: refused unevaluated", addr: "198.51.100.1", auth: "Bearer bad3", want: 429, retryAfter: "1"},
+			{name: "a known-good credential is still evaluated", addr: "198.51.100.1", auth: good, want: 200},
+			{name: "a valid credential never seen here waits", addr: "198.51.100.1", auth: good2, want: 429, retryAfter: "1"},
+			{name: "other addresses are not penalised", addr: "203.0.113.5", auth: "Bearer bad4", want: 401},
+			{name: "no credential guesses nothing and passes", addr: "198.51.100.1", want: 401},
+			{name: "a forged session cookie is a credential too", addr: "198.51.100.1", cookie: "forged", want: 429},
+			{name: "the bucket refills at the rate", wait: time.Second, addr: "198.51.100.1", auth: good2, want: 200},
+			{name: "now remembered", addr: "198.51.100.1", auth: good2, want: 200},
+		}},
+		{name: "refused requests are not charged again", steps: []throttleStep{
+			{addr: "198.51.100.2", auth: "Bearer x", want: 401},
+			{addr: "198.51.100.2", auth: "Bearer x", want: 401},
+			{addr: "198.51.100.2", auth: "Bearer x", want: 429},
+			{addr: "198.51.100.2", auth: "Bearer x", want: 429},
+			{wait: time.Second, addr: "198.51.100.2", auth: "Bearer x", want: 401},
+			{addr: "198.51.100.2", auth: "Bearer x", want: 429, retryAfter: "1"},
+		}},
+		{name: "X-Forwarded-For is believed from trusted proxies only", steps: []throttleStep{
+			{addr: "10.0.0.1", xff: "198.51.100.3", auth: "Bearer x", want: 401},
+			{addr: "10.0.0.1", xff: "198.51.100.3", auth: "Bearer x", want: 401},
+			{name: "same client behind the proxy", addr: "10.0.0.1", xff: "198.51.100.3", auth: "Bearer x", want: 429},
+			{name: "client-written entries are ignored", addr: "10.0.0.1", xff: "192.0.2.1, 198.51.100.3", auth: "Bearer x", want: 429},
+			{name: "another client behind the proxy", addr: "10.0.0.1", xff: "198.51.100.4", auth: "Bearer x", want: 401},
+			{name: "an untrusted peer cannot pose as another client", addr: "198.51.100.3", xff: "198.51.100.9", auth: "Bearer x", want: 429},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := clocktesting.NewFakePassiveClock(time.Unix(1e9, 0))
+			_, proxies, _ := net.ParseCIDR("10.0.0.0/8")
+			th := NewThrottle(&ThrottleOptions{FailureRate: 1, FailureBurst: 2}, []*net.IPNet{proxies}, "wharf_session", clk)
+			h := throttledServer(t, th, strings.TrimPrefix(good, "Bearer "), strings.TrimPrefix(good2, "Bearer "))
+			for i, s := range tc.steps {
+				clk.SetTime(clk.Now().Add(s.wait))
+				r := httptest.NewRequest(http.MethodGet, "/api", nil)
+				r.RemoteAddr = s.addr + ":4444"
+				if s.xff != "" {
+					r.Header.Set("X-Forwarded-For", s.xff)
+				}
+				if s.auth != "" {
+					r.Header.Set("Authorization", s.auth)
+				}
+				if s.cookie != "" {
+					r.AddCookie(&http.Cookie{Name: "wharf_session", Value: s.cookie})
+				}
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, r)
+				if w.Code != s.want {
+					t.Fatalf("step %d %q: %d, want %d: %s", i, s.name, w.Code, s.want, w.Body)
+				}
+				if s.want == http.StatusTooManyRequests {
+					if !strings.Contains(w.Body.String(), `"reason":"TooManyRequests"`) || strings.Contains(w.Body.String(), "bad") {
+						t.Errorf("step %d: body %s", i, w.Body)
+					}
+					if got := w.Header().Get("Retry-After"); got == "" || (s.retryAfter != "" && got != s.retryAfter) {
+						t.Errorf("step %d: Retry-After %q, want %q", i, got, s.retryAfter)
+					}
+				}
+			}
+		})
+	}
+}
+
+// throttledServer is the hub's arrangement: the throttle's filter in front
+// of upstream's authentication filter over the throttled real static
+// token authenticator, answering 200 once authenticated.
+func throttledServer(t *testing.T, th *Throttle, tokens ...string) http.Handler {
+	t.Helper()
+	var csv strings.Builder
+	for i, tok := range tokens {
+		csv.WriteString(tok + ",user" + string(rune('a'+i)) + ",uid" + string(rune('a'+i)) + "\n")
+	}
+	file := filepath.Join(t.TempDir(), "tokens.csv")
+	if err := os.WriteFile(file, []byte(csv.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	static, err := StaticTokens("admin-token-unused", &user.DefaultInfo{Name: "admin"}, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var auth authenticator.Request = bearertoken.New(static)
+	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	failed := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusUnauthorized) })
+	return th.WithThrottle(genericfilters.WithAuthentication(ok, th.Authenticator(auth), failed, nil, nil), scheme.Codecs.WithoutConversion())
+}
