@@ -55,9 +55,11 @@ var selfReviews = map[schema.GroupResource]bool{
 	{Group: "authentication.k8s.io", Resource: "selfsubjectreviews"}:      true,
 }
 
-// newAuthorizer builds the chain: what no workspace grant may allow (hub
-// guards) and service-account tokens used outside their workspace are
-// denied first, then hub administrators, then API
+// newAuthorizer builds the chain (doc.go has its threat model): what no
+// workspace grant may allow (hub guards) and confined identities
+// (service-account tokens, impersonated identities) used outside their
+// workspace are denied first; the hub's own confinement extra is allowed
+// in the request's workspace; then hub administrators, then API
 // discovery and self reviews for every authenticated user, then the scope
 // of provider identities, then the request workspace's RBAC, then deny.
 func newAuthorizer(a admins, w *workspaceRBAC, providers authorizer.Authorizer) (authorizer.Authorizer, authorizer.RuleResolver, error) {
@@ -81,8 +83,9 @@ func newAuthorizer(a admins, w *workspaceRBAC, providers authorizer.Authorizer) 
 		return authorizer.DecisionNoOpinion, "", nil
 	})
 	chain, err := authzunion.New(
-		hubGuards(a),
+		hubGuards(a, w.withCluster),
 		serviceAccountBinding(w),
+		confinementMarker(w.withCluster),
 		authzunion.NamedAuthorizer{AuthorizerName: "admins", Authorizer: authorizer.AuthorizerFunc(a.Authorize)},
 		authzunion.NamedAuthorizer{AuthorizerName: "public-info", Authorizer: public},
 		authzunion.NamedAuthorizer{AuthorizerName: "providers", Authorizer: providers},

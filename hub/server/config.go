@@ -209,6 +209,9 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	}
 	extra.Homes = withHomes(gc, &extra)
 	genericapiserver.AuthorizeClientBearerToken(gc.LoopbackClientConfig, &gc.Authentication, &gc.Authorization)
+	// Outermost, so that every caller's impersonation, the loopback
+	// client's included, is confined to the request's workspace.
+	gc.Authentication.Authenticator = withImpersonationConfinement(gc.Authentication.Authenticator, extra.RBAC.withCluster)
 	if extra.Replicas, err = o.newReplicaSet(ctx, &extra, gc.LoopbackClientConfig); err != nil {
 		return nil, err
 	}
