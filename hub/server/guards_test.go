@@ -10,7 +10,7 @@ import (
 )
 
 func TestHubGuards(t *testing.T) {
-	g := hubGuards(admins{users: sets.New("root-op"), groups: sets.New("system:masters", "platform")})
+	g := hubGuards(admins{users: sets.New("root-op"), groups: sets.New("system:masters", "platform")}, func(ctx context.Context) context.Context { return ctx })
 	alice := &user.DefaultInfo{Name: "alice", Groups: []string{"system:authenticated"}}
 	hubAdmin := &user.DefaultInfo{Name: "bob", Groups: []string{"platform"}}
 	imp := func(u user.Info, resource, name string) authorizer.AttributesRecord {
