@@ -189,6 +189,18 @@ func init() {
 		hubIdentityRow("group system:masters", "system:masters", map[string]string{"Impersonate-User": "bob", "Impersonate-Group": "system:masters"}),
 		hubIdentityRow("a node (impersonate:arbitrary-node)", impHubOnly, map[string]string{"Impersonate-User": "system:node:n1"}),
 		hubIdentityRow("a workspace's service-account group of alice's home", impHubOnly, map[string]string{"Impersonate-User": "bob", "Impersonate-Group": "system:cluster:{aliceID}"}),
+		// The chain of finding 3 as the attacker runs it: whatever the
+		// answer in his home, the wildcard list right after must fail.
+		attack{finding: "11.3", name: "impersonate hubadmin in own home, then /clusters/* within the cache lifetime",
+			before: func(e *attackEnv, vars map[string]string) error {
+				return e.wantAs(http.StatusCreated, "alice", http.MethodPost, "/clusters/{aliceHome}"+impSecretsPath, impSecret, vars)
+			},
+			steps: []step{
+				{as: "bob", method: http.MethodGet, path: "/clusters/{bobHome}/api/v1/secrets", header: map[string]string{"Impersonate-User": "hubadmin"}},
+				{as: "bob", method: http.MethodGet, path: "/clusters/*/api/v1/secrets", header: map[string]string{"Impersonate-User": "hubadmin"}, want: http.StatusForbidden, hasNot: "alice-secret"},
+				{as: "bob", method: http.MethodGet, path: "/clusters/{bobHome}/api/v1/secrets", header: map[string]string{"Impersonate-User": "system:wharf:provider:example"}},
+				{as: "bob", method: http.MethodGet, path: "/clusters/*/api/v1/secrets", header: map[string]string{"Impersonate-User": "system:wharf:provider:example"}, want: http.StatusForbidden, hasNot: "alice-secret"},
+			}},
 		// Four groups or more make upstream ask for "*" first.
 		attack{finding: "11.3", name: "impersonate many groups at once, one of them a provider's",
 			steps: []step{{as: "bob", method: http.MethodGet, path: "/clusters/{bobHome}" + impSecretsPath, want: http.StatusForbidden, has: impHubOnly,
