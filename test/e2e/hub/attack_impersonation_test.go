@@ -144,6 +144,32 @@ func init() {
 				{as: "carol", method: http.MethodGet, path: "/clusters/{aliceHome}" + impSecretsPath, header: map[string]string{"Impersonate-User": "alice"}, want: http.StatusForbidden, hasNot: "alice-secret"},
 				{as: "carol", method: http.MethodGet, path: "/clusters/{aliceID}" + impSecretsPath, header: map[string]string{"Impersonate-User": "alice"}, want: http.StatusForbidden, hasNot: "alice-secret"},
 			}},
+		// Every write path, each primed in bob's home first.
+		attack{finding: "11.1", name: "impersonated writes on every path stay in bob's home",
+			before: aliceSecretAndSA,
+			steps: func() []step {
+				h := map[string]string{"Impersonate-User": "alice"}
+				var steps []step
+				for _, ws := range []string{"/clusters/{bobHome}", "/clusters/{aliceHome}", "/clusters/{aliceID}"} {
+					steps = append(steps,
+						step{as: "bob", method: http.MethodPost, path: ws + impSecretsPath + "?dryRun=All", body: strings.Replace(impSecret, "s-{n}", "dry-{n}", 1), header: h, want: http.StatusForbidden},
+						step{as: "bob", method: http.MethodPut, path: ws + impSecretsPath + "/s-{n}", body: strings.Replace(impSecret, "alice-secret", "bob-was-here", 1), header: h, want: http.StatusForbidden},
+						step{as: "bob", method: http.MethodPatch, path: ws + impSecretsPath + "/s-{n}", body: `{"stringData":{"k":"bob-was-here"}}`, header: h, want: http.StatusForbidden},
+						step{as: "bob", method: http.MethodPatch, path: ws + impSecretsPath + "/s-{n}?fieldManager=x", ctype: "application/apply-patch+yaml",
+							body: strings.Replace(impSecret, "alice-secret", "bob-was-here", 1), header: h, want: http.StatusForbidden},
+						step{as: "bob", method: http.MethodDelete, path: ws + impSecretsPath + "/s-{n}", header: h, want: http.StatusForbidden},
+						step{as: "bob", method: http.MethodDelete, path: ws + impSecretsPath, header: h, want: http.StatusForbidden},
+					)
+				}
+				return steps
+			}(),
+			after: func(e *attackEnv, vars map[string]string) error {
+				code, body := e.as("alice", http.MethodGet, "/clusters/{aliceHome}"+impSecretsPath+"/s-{n}", "", vars)
+				if code != http.StatusOK || strings.Contains(body, "bob-was-here") {
+					return fmt.Errorf("alice's Secret changed: %d %s", code, body)
+				}
+				return bobStaysOut(e, vars)
+			}},
 		// The confinement extra is the hub's: a client cannot choose it.
 		attack{finding: "11.1", name: "impersonate alice's service account with extra wharf.dev/cluster of her home",
 			before: aliceSecretAndSA,
