@@ -11,6 +11,12 @@
 //     (system:wharf:*, providers included), the loopback client
 //     (system:apiserver) and system:anonymous;
 //   - members of system:serviceaccounts, whatever their name;
+//   - identities confined to one workspace (cluster.ConfinedTo): hub
+//     service-account tokens and every impersonated identity. An
+//     impersonated "alice" is not alice: whoami and SelfSubjectReview
+//     report no home and no workspace of hers, only what the confined
+//     identity may use, which is at most the workspace of the
+//     impersonation (issue 11, finding 7);
 //   - members of system:masters: the generated wharf-admin token and
 //     break-glass identities. They may use every workspace anyway, and a
 //     home would only be clutter. People named by --admin-user or in an

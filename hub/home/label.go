@@ -63,6 +63,12 @@ func IsPerson(u user.Info) bool {
 	if name == "" || strings.HasPrefix(name, "system:") {
 		return false
 	}
+	// A confined identity (a service-account token, or any impersonated
+	// identity) exists in one workspace only: it has no home, and nothing
+	// about the person of the same name may be told to it.
+	if _, confined := cluster.ConfinedTo(u); confined {
+		return false
+	}
 	for _, g := range u.GetGroups() {
 		if g == user.SystemPrivilegedGroup || g == serviceaccount.AllServiceAccountsGroup ||
 			strings.HasPrefix(g, serviceaccount.ServiceAccountGroupPrefix) {

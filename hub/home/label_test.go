@@ -83,6 +83,11 @@ func TestIsPerson(t *testing.T) {
 		{&user.DefaultInfo{Name: user.Anonymous}, false},
 		{&user.DefaultInfo{Name: ""}, false},
 		{nil, false},
+		// Impersonated (or service-account) identities are confined to
+		// one workspace: an impersonated alice is not alice.
+		{&user.DefaultInfo{Name: "alice", Extra: map[string][]string{cluster.ConfinedExtra: {"c0bob"}}}, false},
+		{&user.DefaultInfo{Name: "alice", Extra: map[string][]string{cluster.ConfinedExtra: {}}}, false},
+		{&user.DefaultInfo{Name: "alice", Extra: map[string][]string{"example.com/team": {"a"}}}, true},
 	}
 	for _, tt := range tests {
 		if got := IsPerson(tt.u); got != tt.want {

@@ -48,6 +48,12 @@ func TestBackendForwardedHeaders(t *testing.T) {
 		"x-kedge-cluster":   {"evil"},
 		"X-Kedge-Base-Path": {"/evil"},
 		"X-Kedge-Anything":  {"x"},
+		// The provider routes do not impersonate, and a provider must
+		// never see what the caller asked to be.
+		"Impersonate-User":                      {"mallory"},
+		"impersonate-group":                     {"system:masters"},
+		"IMPERSONATE-UID":                       {"mallory-uid"},
+		"Impersonate-Extra-Wharf.dev%2fcluster": {"evil"},
 	}
 	tests := []struct {
 		name   string
@@ -119,6 +125,11 @@ func TestBackendForwardedHeaders(t *testing.T) {
 			}
 			if tc.auth == "" && got.Header.Get("Authorization") != "" {
 				t.Errorf("Authorization appeared from nowhere: %q", got.Header.Get("Authorization"))
+			}
+			for k := range got.Header {
+				if strings.HasPrefix(strings.ToLower(k), "impersonate-") {
+					t.Errorf("%s reached the provider: %q", k, got.Header[k])
+				}
 			}
 			for _, c := range got.Header.Values("Connection") {
 				if strings.Contains(strings.ToLower(c), "x-kedge") {

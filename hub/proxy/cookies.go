@@ -12,8 +12,11 @@ import (
 // (wharf_session, wharf_login) and the CSRF header. A provider that saw
 // the session cookie could replay it against the hub's API as the user.
 // Other cookies (a provider's own session, wharf_workspace) pass.
+// Impersonation headers go too (stripImpersonation), on every path that
+// strips credentials.
 func stripHubCredentials(h http.Header) {
 	h.Del(login.CSRFHeader)
+	stripImpersonation(h)
 	lines := h.Values("Cookie")
 	if len(lines) == 0 {
 		return

@@ -40,6 +40,12 @@
 //     commas, so a group name with a comma (or any value that is not a valid,
 //     trimmed header value) is refused rather than forwarded, and an empty
 //     user from the resolver is a 500 (it would look like a public path).
+//   - Act as another identity with Impersonate-User, -Uid, -Group or
+//     -Extra-*. The provider routes do not impersonate: the identity is the
+//     authenticated caller, and every Impersonate-* header (any case) is
+//     deleted before forwarding, on direct requests and on the hop, so a
+//     provider never sees them and cannot replay them against the hub with
+//     the forwarded Authorization. The UI proxy forwards none (allowlist).
 //   - Reach a private path through a public prefix with dot segments or
 //     escaped slashes ("/agent/../admin", "/agent%2F..%2Fadmin"). The path is
 //     cleaned before the public-prefix check and the cleaned path is what is

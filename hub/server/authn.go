@@ -59,13 +59,15 @@ var selfReviews = map[schema.GroupResource]bool{
 	{Group: "authentication.k8s.io", Resource: "selfsubjectreviews"}:      true,
 }
 
-// newAuthorizer builds the chain: what no workspace grant may allow (hub
-// guards) and service-account tokens used outside their workspace are
-// denied first, then hub administrators are allowed, then the scope of
-// provider identities applies, then everybody who may not see the request's
-// workspace is denied alike whether it exists or not (visibility.go), then
-// API discovery and self reviews are allowed to the rest, then the request
-// workspace's RBAC, then deny.
+// newAuthorizer builds the chain (doc.go has its threat model): what no
+// workspace grant may allow (hub guards) and confined identities
+// (service-account tokens, impersonated identities) used outside their
+// workspace are denied first; the hub's own confinement extra is allowed
+// in the request's workspace; then hub administrators are allowed, then the
+// scope of provider identities applies, then everybody who may not see the
+// request's workspace is denied alike whether it exists or not
+// (visibility.go), then API discovery and self reviews are allowed to the
+// rest, then the request workspace's RBAC, then deny.
 func newAuthorizer(a admins, w *workspaceRBAC, providers authorizer.Authorizer) (authorizer.Authorizer, authorizer.RuleResolver, error) {
 	public := authorizer.AuthorizerFunc(func(ctx context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
 		if a.IsResourceRequest() {
@@ -88,8 +90,9 @@ func newAuthorizer(a admins, w *workspaceRBAC, providers authorizer.Authorizer) 
 		return authorizer.DecisionNoOpinion, "", nil
 	})
 	chain, err := authzunion.New(
-		hubGuards(a),
+		hubGuards(a, w.withCluster),
 		serviceAccountBinding(w),
+		confinementMarker(w.withCluster),
 		authzunion.NamedAuthorizer{AuthorizerName: "admins", Authorizer: authorizer.AuthorizerFunc(a.Authorize)},
 		authzunion.NamedAuthorizer{AuthorizerName: "providers", Authorizer: providers},
 		visibilityStep(w.resolver, w),

@@ -209,6 +209,10 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	}
 	extra.Homes = withHomes(gc, &extra)
 	genericapiserver.AuthorizeClientBearerToken(gc.LoopbackClientConfig, &gc.Authentication, &gc.Authorization)
+	// Around every authenticator (only the failure throttle's charging
+	// wraps it), so that every caller's impersonation, the loopback
+	// client's included, is confined to the request's workspace.
+	gc.Authentication.Authenticator = withImpersonationConfinement(gc.Authentication.Authenticator, extra.RBAC.withCluster)
 	throttle, err := o.authnThrottle(gc)
 	if err != nil {
 		return nil, err

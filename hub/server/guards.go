@@ -10,6 +10,8 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	authzunion "k8s.io/apiserver/pkg/authorization/union"
+
+	"github.com/wharfhub/wharf/hub/cluster"
 )
 
 // hubGuards denies what workspace RBAC must never grant, because its
@@ -17,35 +19,44 @@ import (
 // admin role holds "*" on "*", as upstream's cluster-admin does, and
 // upstream would let it:
 //
-//   - impersonate hub identities: a hub administrator, system:masters, a
-//     provider (whose authorizer scope spans workspaces) or any other
-//     system: user or group. Impersonating a workspace's own service
-//     accounts stays allowed: such an identity is still judged by that
-//     workspace's RBAC alone;
+//   - impersonate hub identities, with any impersonation verb
+//     (isImpersonateVerb): a hub administrator, system:masters, a provider
+//     (whose authorizer scope spans workspaces), a node or any other
+//     system: user or group, or a hub-owned extra (wharf.dev/*, above all
+//     the confinement extra with another workspace). Impersonating a
+//     workspace's own service accounts stays allowed: the identity is
+//     confined to that workspace and judged by its RBAC alone;
 //   - write CustomResourceDefinitions, which are hub-wide objects here
 //     (DESIGN.md), so a change would alter every workspace's API.
 //
 // Hub administrators are exempt. The guard runs before every authorizer
-// that can allow, so no grant anywhere overrides it.
-func hubGuards(a admins) authzunion.NamedAuthorizer {
-	g := guards{admins: a}
+// that can allow, so no grant anywhere overrides it. resolve completes the
+// request's workspace resolution (workspaceRBAC.withCluster).
+func hubGuards(a admins, resolve func(context.Context) context.Context) authzunion.NamedAuthorizer {
+	g := guards{admins: a, resolve: resolve}
 	return authzunion.NamedAuthorizer{AuthorizerName: "hub-guards", Authorizer: authorizer.AuthorizerFunc(g.Authorize)}
 }
 
-type guards struct{ admins admins }
+type guards struct {
+	admins  admins
+	resolve func(context.Context) context.Context
+}
 
 // impersonableSystemGroups are the system: groups an identity a workspace
 // may impersonate carries anyway; none confers anything hub-wide.
 var impersonableSystemGroups = sets.New(user.AllAuthenticated, serviceaccount.AllServiceAccountsGroup)
 
+// hubExtraPrefix marks the extra keys the hub asserts itself.
+const hubExtraPrefix = "wharf.dev/"
+
 var crdWriteVerbs = sets.New("create", "update", "patch", "delete", "deletecollection")
 
-func (g guards) Authorize(_ context.Context, attrs authorizer.Attributes) (authorizer.Decision, string, error) {
+func (g guards) Authorize(ctx context.Context, attrs authorizer.Attributes) (authorizer.Decision, string, error) {
 	if !attrs.IsResourceRequest() || g.admins.has(attrs.GetUser()) {
 		return authorizer.DecisionNoOpinion, "", nil
 	}
-	if attrs.GetVerb() == "impersonate" {
-		if reason := g.forbiddenImpersonation(attrs); reason != "" {
+	if isImpersonateVerb(attrs.GetVerb()) {
+		if reason := g.forbiddenImpersonation(ctx, attrs); reason != "" {
 			return authorizer.DecisionDeny, reason, nil
 		}
 		return authorizer.DecisionNoOpinion, "", nil
@@ -56,17 +67,47 @@ func (g guards) Authorize(_ context.Context, attrs authorizer.Attributes) (autho
 	return authorizer.DecisionNoOpinion, "", nil
 }
 
-func (g guards) forbiddenImpersonation(attrs authorizer.Attributes) string {
+// forbiddenImpersonation checks what upstream's impersonation filter asks
+// about (k8s.io/apiserver/pkg/endpoints/filters/impersonation): users,
+// groups, uids and userextras by name, serviceaccounts by namespace and
+// name, nodes (constrained modes) by node name. Upstream first tries "*"
+// for many groups or extras at once and checks each one when that is
+// denied; denying "*" keeps every name in view here.
+func (g guards) forbiddenImpersonation(ctx context.Context, attrs authorizer.Attributes) string {
 	name := attrs.GetName()
 	switch attrs.GetResource() {
 	case "users":
-		if g.admins.users.Has(name) || (strings.HasPrefix(name, "system:") && !strings.HasPrefix(name, serviceaccount.ServiceAccountUsernamePrefix)) {
+		if name == "*" || g.admins.users.Has(name) || (strings.HasPrefix(name, "system:") && !strings.HasPrefix(name, serviceaccount.ServiceAccountUsernamePrefix)) {
 			return fmt.Sprintf("impersonating user %q needs a hub administrator", name)
 		}
 	case "groups":
-		if g.admins.groups.Has(name) || (strings.HasPrefix(name, "system:") && !impersonableSystemGroups.Has(name) && !strings.HasPrefix(name, serviceaccount.ServiceAccountGroupPrefix)) {
+		if name == "*" || g.admins.groups.Has(name) || (strings.HasPrefix(name, "system:") && !impersonableSystemGroups.Has(name) && !strings.HasPrefix(name, serviceaccount.ServiceAccountGroupPrefix)) {
 			return fmt.Sprintf("impersonating group %q needs a hub administrator", name)
 		}
+	case "nodes":
+		// The hub has no nodes; system:node:<name> is a system: user.
+		return fmt.Sprintf("impersonating node %q needs a hub administrator", name)
+	case "userextras":
+		return g.forbiddenExtra(ctx, strings.ToLower(attrs.GetSubresource()), name)
 	}
 	return ""
+}
+
+// forbiddenExtra refuses hub-owned extra keys. The confinement extra is
+// allowed with the request's own workspace only: that is the value the
+// hub itself asks for (withImpersonationConfinement).
+func (g guards) forbiddenExtra(ctx context.Context, key, value string) string {
+	if key == "*" {
+		return "impersonating every extra at once needs a hub administrator"
+	}
+	if !strings.HasPrefix(key, hubExtraPrefix) {
+		return ""
+	}
+	if key == cluster.ConfinedExtra {
+		if id, ok := cluster.From(g.resolve(ctx)); ok && string(id) == value {
+			return ""
+		}
+		return "an impersonated identity is confined to the workspace of the request"
+	}
+	return fmt.Sprintf("the extra %q is asserted by the hub only", key)
 }

@@ -7,48 +7,98 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
+
+	"github.com/wharfhub/wharf/hub/cluster"
 )
 
+// noResolve leaves the request context as it is: the tests put the
+// cluster into it themselves.
+func noResolve(ctx context.Context) context.Context { return ctx }
+
+// impersonationVerbs are every verb upstream v0.37 authorizes an
+// impersonated identity with (k8s.io/apiserver/pkg/endpoints/filters/
+// impersonation): legacy and the four constrained modes.
+var impersonationVerbs = []string{"impersonate", "impersonate:user-info", "impersonate:serviceaccount", "impersonate:arbitrary-node", "impersonate:associated-node"}
+
 func TestHubGuards(t *testing.T) {
-	g := hubGuards(admins{users: sets.New("root-op"), groups: sets.New("system:masters", "platform")})
+	g := hubGuards(admins{users: sets.New("root-op"), groups: sets.New("system:masters", "platform")}, noResolve)
 	alice := &user.DefaultInfo{Name: "alice", Groups: []string{"system:authenticated"}}
 	hubAdmin := &user.DefaultInfo{Name: "bob", Groups: []string{"platform"}}
-	imp := func(u user.Info, resource, name string) authorizer.AttributesRecord {
-		return authorizer.AttributesRecord{User: u, Verb: "impersonate", Resource: resource, Name: name, ResourceRequest: true}
-	}
 	crd := func(u user.Info, verb string) authorizer.AttributesRecord {
 		return authorizer.AttributesRecord{User: u, Verb: verb, APIGroup: "apiextensions.k8s.io", Resource: "customresourcedefinitions", Name: "widgets.example.com", ResourceRequest: true}
 	}
-	for _, tc := range []struct {
+	type target struct{ resource, subresource, name string }
+	impersonation := []struct {
+		name string
+		t    target
+		deny bool
+	}{
+		{"hub admin group", target{"groups", "", "system:masters"}, true},
+		{"configured admin group", target{"groups", "", "platform"}, true},
+		{"configured admin user", target{"users", "", "root-op"}, true},
+		{"provider identity", target{"users", "", "system:wharf:provider:edges"}, true},
+		{"provider group", target{"groups", "", "system:wharf:providers"}, true},
+		{"workspace group of a service account", target{"groups", "", "system:cluster:abc"}, true},
+		{"kube-style system user", target{"users", "", "system:kube-controller-manager"}, true},
+		{"system:admin", target{"users", "", "system:admin"}, true},
+		{"a node by user name", target{"users", "", "system:node:n1"}, true},
+		{"a node (constrained modes)", target{"nodes", "", "n1"}, true},
+		{"every group at once", target{"groups", "", "*"}, true},
+		{"every user at once", target{"users", "", "*"}, true},
+		{"every extra at once", target{"userextras", "*", "*"}, true},
+		{"hub-owned extra", target{"userextras", "wharf.dev/home-workspace", "root:users:x"}, true},
+		{"hub-owned extra, other case", target{"userextras", "Wharf.dev/Home-Cluster", "x"}, true},
+		{"confinement extra of another workspace", target{"userextras", cluster.ConfinedExtra, "c0other"}, true},
+		{"confinement extra of this workspace", target{"userextras", cluster.ConfinedExtra, "c0here"}, false},
+		{"ordinary extra", target{"userextras", "example.com/team", "a"}, false},
+		{"ordinary user", target{"users", "", "carol"}, false},
+		{"ordinary group", target{"groups", "", "dev"}, false},
+		{"uid", target{"uids", "", "carol-uid"}, false},
+		{"authenticated group", target{"groups", "", "system:authenticated"}, false},
+		{"service account user", target{"users", "", "system:serviceaccount:default:bot"}, false},
+		{"service account groups", target{"groups", "", "system:serviceaccounts:default"}, false},
+		{"service account resource", target{"serviceaccounts", "", "bot"}, false},
+	}
+	type row struct {
 		name  string
+		ctx   context.Context
 		attrs authorizer.AttributesRecord
 		deny  bool
-	}{
-		{"impersonate hub admin group", imp(alice, "groups", "system:masters"), true},
-		{"impersonate configured admin group", imp(alice, "groups", "platform"), true},
-		{"impersonate configured admin user", imp(alice, "users", "root-op"), true},
-		{"impersonate provider identity", imp(alice, "users", "system:wharf:provider:edges"), true},
-		{"impersonate provider group", imp(alice, "groups", "system:wharf:providers"), true},
-		{"impersonate workspace group of a service account", imp(alice, "groups", "system:cluster:abc"), true},
-		{"impersonate kube-style system user", imp(alice, "users", "system:kube-controller-manager"), true},
-		{"impersonate ordinary user", imp(alice, "users", "carol"), false},
-		{"impersonate ordinary group", imp(alice, "groups", "dev"), false},
-		{"impersonate authenticated group", imp(alice, "groups", "system:authenticated"), false},
-		{"impersonate service account user", imp(alice, "users", "system:serviceaccount:default:bot"), false},
-		{"impersonate service account groups", imp(alice, "groups", "system:serviceaccounts:default"), false},
-		{"impersonate service account resource", imp(alice, "serviceaccounts", "bot"), false},
-		{"hub admin may impersonate masters", imp(hubAdmin, "groups", "system:masters"), false},
-		{"create CRD", crd(alice, "create"), true},
-		{"patch CRD", crd(alice, "patch"), true},
-		{"delete CRD", crd(alice, "delete"), true},
-		{"delete all CRDs", crd(alice, "deletecollection"), true},
-		{"read CRD", crd(alice, "get"), false},
-		{"list CRDs", crd(alice, "list"), false},
-		{"hub admin creates CRD", crd(hubAdmin, "create"), false},
-		{"ordinary write", authorizer.AttributesRecord{User: alice, Verb: "create", Resource: "configmaps", ResourceRequest: true}, false},
-	} {
+	}
+	here := cluster.WithCluster(context.Background(), "c0here")
+	var rows []row
+	for _, verb := range impersonationVerbs {
+		for _, tc := range impersonation {
+			rows = append(rows, row{verb + " " + tc.name, here, authorizer.AttributesRecord{
+				User: alice, Verb: verb, Resource: tc.t.resource, Subresource: tc.t.subresource, Name: tc.t.name, ResourceRequest: true,
+			}, tc.deny})
+		}
+		rows = append(rows,
+			row{verb + ": hub admin may impersonate masters", here, authorizer.AttributesRecord{User: hubAdmin, Verb: verb, Resource: "groups", Name: "system:masters", ResourceRequest: true}, false},
+			row{verb + ": confinement extra in /clusters/*", cluster.WithWildcard(context.Background()), authorizer.AttributesRecord{
+				User: alice, Verb: verb, Resource: "userextras", Subresource: cluster.ConfinedExtra, Name: "*", ResourceRequest: true,
+			}, true},
+			row{verb + ": confinement extra, workspace unresolved", context.Background(), authorizer.AttributesRecord{
+				User: alice, Verb: verb, Resource: "userextras", Subresource: cluster.ConfinedExtra, Name: unresolvedCluster, ResourceRequest: true,
+			}, true},
+		)
+	}
+	rows = append(rows,
+		// impersonate-on:<mode>:<verb> carries the request, not the
+		// identity: impersonate:<mode> always checks that too.
+		row{"impersonate-on is the request's check", here, authorizer.AttributesRecord{User: alice, Verb: "impersonate-on:user-info:list", Resource: "secrets", ResourceRequest: true}, false},
+		row{"create CRD", here, crd(alice, "create"), true},
+		row{"patch CRD", here, crd(alice, "patch"), true},
+		row{"delete CRD", here, crd(alice, "delete"), true},
+		row{"delete all CRDs", here, crd(alice, "deletecollection"), true},
+		row{"read CRD", here, crd(alice, "get"), false},
+		row{"list CRDs", here, crd(alice, "list"), false},
+		row{"hub admin creates CRD", here, crd(hubAdmin, "create"), false},
+		row{"ordinary write", here, authorizer.AttributesRecord{User: alice, Verb: "create", Resource: "configmaps", ResourceRequest: true}, false},
+	)
+	for _, tc := range rows {
 		t.Run(tc.name, func(t *testing.T) {
-			d, reason, err := g.Authorizer.Authorize(context.Background(), tc.attrs)
+			d, reason, err := g.Authorizer.Authorize(tc.ctx, tc.attrs)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,5 +1,3 @@
-// Package server assembles wharf-hub in the sample-apiserver style:
-// Options → Complete → Validate → Config → Complete → New → PrepareRun → Run.
 package server
 
 import (

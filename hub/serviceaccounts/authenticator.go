@@ -21,7 +21,7 @@ import (
 const (
 	// ExtraCluster is the user-info extra key naming the logical cluster a
 	// service-account identity is bound to. Binding enforces it.
-	ExtraCluster = "wharf.dev/cluster"
+	ExtraCluster = cluster.ConfinedExtra
 	// extraCredentialID is upstream's audit key for the token id.
 	extraCredentialID = "authentication.kubernetes.io/credential-id"
 	// ClusterGroupPrefix + cluster id is the group naming the workspace.
@@ -97,19 +97,7 @@ func UserInfo(s Subject, tokenID string) *user.DefaultInfo {
 	}
 }
 
-// BoundCluster returns the logical cluster an identity is confined to, if
-// it is a hub service-account identity.
-func BoundCluster(u user.Info) (cluster.ID, bool) {
-	if u == nil {
-		return "", false
-	}
-	v := u.GetExtra()[ExtraCluster]
-	if len(v) == 0 {
-		return "", false
-	}
-	if len(v) != 1 {
-		// Several values cannot all be right: bind to none, deny all.
-		return "", true
-	}
-	return cluster.ID(v[0]), true
-}
+// BoundCluster returns the logical cluster an identity is confined to:
+// a hub service-account identity, or an impersonated one (see
+// cluster.ConfinedTo).
+func BoundCluster(u user.Info) (cluster.ID, bool) { return cluster.ConfinedTo(u) }

@@ -9,8 +9,8 @@ import (
 	"github.com/wharfhub/wharf/hub/cluster"
 )
 
-// Binding is the authorizer step that confines service-account tokens to
-// their workspace. It runs first in the chain and either denies or has no
+// Binding is the authorizer step that confines service-account tokens,
+// and impersonated identities, to their workspace (cluster.ConfinedTo). It runs first in the chain and either denies or has no
 // opinion, so RBAC of the token's own workspace still decides everything
 // else.
 type Binding struct {
@@ -28,14 +28,14 @@ func (b Binding) Authorize(ctx context.Context, a authorizer.Attributes) (author
 		return authorizer.DecisionNoOpinion, "", nil
 	}
 	if t, ok := cluster.TargetFrom(ctx); (ok && t.IsWildcard()) || cluster.IsWildcard(ctx) {
-		return authorizer.DecisionDeny, "service-account tokens are valid in their own workspace only, not /clusters/*", nil
+		return authorizer.DecisionDeny, "this identity is valid in its own workspace only, not /clusters/*", nil
 	}
 	if b.Resolve != nil {
 		ctx = b.Resolve(ctx)
 	}
 	id, ok := cluster.From(ctx)
 	if !ok || bound == "" || id != bound {
-		return authorizer.DecisionDeny, fmt.Sprintf("service-account token of workspace %s is not valid here", bound), nil
+		return authorizer.DecisionDeny, fmt.Sprintf("an identity confined to workspace %q is not valid here", bound), nil
 	}
 	return authorizer.DecisionNoOpinion, "", nil
 }

@@ -41,7 +41,11 @@
 //     whose workspace is not the token's, including /clusters/* and the
 //     provider backends' workspace access check. A RoleBinding naming
 //     system:serviceaccounts in another workspace therefore grants a
-//     foreign token nothing.
+//     foreign token nothing. A bound identity is any with the extra
+//     cluster.ConfinedExtra (wharf.dev/cluster): these tokens, and every
+//     impersonated identity, which the hub confines to the workspace of
+//     the impersonation (hub/server). An identity with several values is
+//     bound to none and denied everywhere.
 //   - Tokens never reach logs: errors carry authn.TokenHash at most.
 //   - Minting needs create on serviceaccounts/token in the workspace;
 //     lifetimes are bounded (10 minutes to --service-account-max-token-

@@ -63,6 +63,9 @@ type step struct {
 	// ctype defaults to JSON for a body, merge patch for PATCH.
 	ctype  string
 	header map[string]string
+	// addHeader is added after header, value by value: for headers sent
+	// more than once (several Impersonate-Group); optional.
+	addHeader http.Header
 	// want is the status the defence answers; 0 accepts any (a set-up
 	// step whose outcome does not matter).
 	want int
@@ -203,6 +206,11 @@ func (e *attackEnv) sendFull(s step, vars map[string]string) (int, http.Header, 
 	}
 	for k, v := range s.header {
 		req.Header.Set(k, expand(v, vars))
+	}
+	for k, vs := range s.addHeader {
+		for _, v := range vs {
+			req.Header.Add(k, expand(v, vars))
+		}
 	}
 	resp, err := e.h.client().Do(req)
 	if err != nil {

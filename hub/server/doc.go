@@ -1,0 +1,69 @@
+// Package server assembles wharf-hub in the sample-apiserver style:
+// Options → Complete → Validate → Config → Complete → New → PrepareRun → Run.
+//
+// # Threat model of the authorizer chain
+//
+// The attacker is any person with a token, and therefore admin of their
+// own home workspace: workspace RBAC grants them "*" on "*" there, as
+// upstream's cluster-admin does. Every decision is about one workspace
+// (logical cluster); the chain (newAuthorizer) must never let a grant in
+// one workspace act in another or hub-wide. In order:
+//
+//  1. hub-guards denies what no workspace grant may allow: writing
+//     hub-wide CustomResourceDefinitions, and impersonating hub identities
+//     with any impersonation verb upstream v0.37 knows (impersonate,
+//     impersonate:user-info, impersonate:serviceaccount,
+//     impersonate:arbitrary-node, impersonate:associated-node): hub
+//     administrators (--admin-user, --admin-group, system:masters),
+//     providers (system:wharf:provider:*), nodes, every other system: user
+//     or group but system:authenticated and the service-account groups,
+//     "*" (upstream's many-at-once check), and hub-owned extras
+//     (wharf.dev/*). The confinement extra is allowed with the request's
+//     own workspace as value only. impersonate-on:<mode>:<verb> carries
+//     the request's attributes, not the identity, and is left to RBAC:
+//     upstream checks impersonate:<mode> on the identity as well.
+//  2. serviceaccount-binding denies a confined identity (cluster.ConfinedTo:
+//     a service-account token, or an impersonated identity) everywhere but
+//     in its own workspace: another one, /clusters/* or an unresolved one.
+//  3. impersonation-confinement allows impersonating the confinement extra
+//     with the request's own workspace, which the hub asks for itself.
+//  4. Hub administrators; API discovery and self reviews; the scope of
+//     provider identities; the request workspace's RBAC; deny.
+//
+// # Impersonation
+//
+// Upstream's impersonation filter runs between authentication and
+// authorization, after /clusters/<x> is stripped (hub/filters): it sees no
+// workspace, and it caches allowed impersonations for about 10 s keyed by
+// requester, wanted user and request attributes. So every impersonating
+// request also asks for the confinement extra (wharf.dev/cluster = the
+// request's workspace; withImpersonationConfinement). That puts the
+// workspace into every key of upstream's caches, and it confines the
+// impersonated identity to the workspace where the impersonation was
+// allowed, as service-account tokens are (step 2). Clients cannot choose
+// the value: any other is denied (step 1), and an identity with two values
+// is confined to nothing. Consequences:
+//
+//   - an impersonation allowed in one's home is never reused elsewhere,
+//     by path, by id, in root or across /clusters/*, within the cache
+//     lifetime or after it;
+//   - an impersonated identity has no home and learns nothing about the
+//     person of that name: /api/whoami and SelfSubjectReview report at
+//     most the workspace of the impersonation (hub/home IsPerson);
+//   - impersonating in /clusters/* is refused, for administrators too
+//     (no workspace to confine to);
+//   - upstream's constrained serviceaccount and node modes admit a bare
+//     user name only, so with the extra they never apply: a service
+//     account is impersonated through the legacy "impersonate" verb (on
+//     serviceaccounts), and nodes not at all;
+//   - the provider routes do not impersonate: hub/proxy strips every
+//     Impersonate-* header, and the provider sees the authenticated caller.
+//
+// # Decision caches
+//
+// The RBAC authorizer (hub/authz/rbac) keeps rules per workspace and
+// caches no decision. upstream's impersonation caches key on the
+// workspace as above. The home manager caches ownership (path → user
+// name), not access. No other authorization or impersonation decision is
+// cached.
+package server
