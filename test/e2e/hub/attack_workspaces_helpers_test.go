@@ -130,3 +130,21 @@ func bobChild(e *attackEnv, name string, vars map[string]string) error {
 		return nil
 	})
 }
+
+// ageAllocation backdates the index record of bob's child name, as if it
+// had been created long ago.
+func ageAllocation(e *attackEnv, name string, vars map[string]string) error {
+	code, body := e.as("bob", http.MethodGet, "/clusters/{bobHome}"+wsAPI+"/"+name, "", vars)
+	var ws struct {
+		Status struct{ Cluster, Path string }
+	}
+	if err := json.Unmarshal([]byte(body), &ws); code != http.StatusOK || err != nil || ws.Status.Cluster == "" {
+		return fmt.Errorf("reading workspace %s: %d %v %s", name, code, err, body)
+	}
+	rec, err := json.Marshal(map[string]string{"path": ws.Status.Path, "allocated": "2020-01-01T00:00:00Z"})
+	if err != nil {
+		return err
+	}
+	_, err = e.etcd.Put(context.Background(), "/registry/wharf.dev/logicalclusters/"+ws.Status.Cluster, string(rec))
+	return err
+}

@@ -90,6 +90,11 @@ func init() {
 				if err := bobChild(e, "live-{n}", vars); err != nil {
 					return err
 				}
+				// The collector spares allocations younger than its grace;
+				// this child must look as old as any long-lived one.
+				if err := ageAllocation(e, "live-{n}", vars); err != nil {
+					return err
+				}
 				if err := tamperEtcd(e, "live-{n}", "{aliceID}", "{aliceHome}", vars); err != nil {
 					return err
 				}
