@@ -163,7 +163,7 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 	if err != nil {
 		return nil, err
 	}
-	wsController, err := workspaces.NewController(wsREST, wsStatus, x.Index, x.EtcdClient, x.EtcdPrefix)
+	wsController, err := workspaces.NewController(wsREST, x.Index, x.EtcdClient, x.EtcdPrefix)
 	if err != nil {
 		return nil, err
 	}

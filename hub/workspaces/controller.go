@@ -2,18 +2,19 @@ package workspaces
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/endpoints/request"
-	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	tenancyv1alpha1 "github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1"
 	"github.com/wharfhub/wharf/hub/cluster"
@@ -25,31 +26,36 @@ import (
 // descendants terminating, removes every key of their logical clusters from
 // etcd, releases their paths, and finally drops the finalizer.
 //
+// What it purges comes from the index (the records the hub wrote when it
+// allocated the cluster), looked up by the parent's cluster and the
+// Workspace's name. Nothing in the Workspace object a tenant can write
+// decides it.
+//
 // Every step is idempotent, so any hub replica may run it and a crash at any
 // point is repaired by the next attempt.
 type Controller struct {
 	rest       *REST
-	status     *StatusREST
 	index      *Index
 	etcd       *clientv3.Client
 	etcdPrefix string
+	clock      clock.Clock
 
 	keyed *controller.Keyed
 }
 
 // NewController wires a deletion controller over the Workspace storage.
-func NewController(r *REST, status *StatusREST, index *Index, etcd *clientv3.Client, etcdPrefix string) (*Controller, error) {
+func NewController(r *REST, index *Index, etcd *clientv3.Client, etcdPrefix string) (*Controller, error) {
 	// Names repeat across parents; the cluster informer keys its copies by
 	// parent cluster too.
 	inf, err := wstorage.NewClusterInformer(r, &tenancyv1alpha1.Workspace{}, 10*time.Minute)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("workspace informer: %w", err)
 	}
 	keyed, err := controller.NewKeyed("workspace-deletion", inf, nil)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("workspace deletion queue: %w", err)
 	}
-	return &Controller{rest: r, status: status, index: index, etcd: etcd, etcdPrefix: etcdPrefix, keyed: keyed}, nil
+	return &Controller{rest: r, index: index, etcd: etcd, etcdPrefix: etcdPrefix, clock: clock.RealClock{}, keyed: keyed}, nil
 }
 
 // Lister returns the informer's store of every workspace, for metrics.
@@ -71,38 +77,63 @@ func (c *Controller) reconcile(ctx context.Context, key string) error {
 	}
 	ws := obj.(*tenancyv1alpha1.Workspace).DeepCopy()
 	ws.Namespace = ""
+	return c.finish(ctx, ws)
+}
+
+// finish completes the deletion of ws once it is pending.
+func (c *Controller) finish(ctx context.Context, ws *tenancyv1alpha1.Workspace) error {
 	if ws.DeletionTimestamp == nil || !hasFinalizer(ws, tenancyv1alpha1.WorkspaceCleanupFinalizer) {
 		return nil
 	}
-	parentCtx := request.WithNamespace(cluster.WithCluster(ctx, cluster.ID(ws.Annotations[wstorage.ClusterAnnotation])), metav1.NamespaceNone)
-
+	// The storage decorator sets this annotation from the key the object
+	// is stored under, overwriting what a client sent.
+	parent := cluster.ID(ws.Annotations[wstorage.ClusterAnnotation])
+	target, err := c.index.Child(ctx, parent, ws.Name)
+	if errors.Is(err, ErrNotFound) {
+		// The parent is gone; its purge took this object and every
+		// descendant with it.
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("looking up workspace %s in %s: %w", ws.Name, parent, err)
+	}
+	parentCtx := request.WithNamespace(cluster.WithCluster(ctx, parent), metav1.NamespaceNone)
 	if ws.Status.Phase != tenancyv1alpha1.WorkspacePhaseTerminating {
-		ws.Status.Phase = tenancyv1alpha1.WorkspacePhaseTerminating
-		if _, _, err := c.status.Update(parentCtx, ws.Name, rest.DefaultUpdatedObjectInfo(ws), nil, nil, false, &metav1.UpdateOptions{}); err != nil {
+		err := c.rest.hubUpdate(parentCtx, ws.Name, func(w *tenancyv1alpha1.Workspace) {
+			w.Status.Phase = tenancyv1alpha1.WorkspacePhaseTerminating
+		})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
 			return fmt.Errorf("setting Terminating: %w", err)
 		}
 	}
-	if err := c.purge(ctx, cluster.ID(ws.Status.Cluster), cluster.Path(ws.Status.Path)); err != nil {
+	if err := c.purge(ctx, target.ID, target.Path); err != nil {
 		return err
 	}
 	// Drop the finalizer; the store deletes an object whose deletion is
 	// pending once its last finalizer is gone.
-	_, _, err = c.rest.Update(parentCtx, ws.Name, rest.DefaultUpdatedObjectInfo(nil, func(ctx context.Context, newObj, oldObj runtime.Object) (runtime.Object, error) {
-		w := oldObj.(*tenancyv1alpha1.Workspace).DeepCopy()
+	err = c.rest.hubUpdate(parentCtx, ws.Name, func(w *tenancyv1alpha1.Workspace) {
 		w.Finalizers = removeString(w.Finalizers, tenancyv1alpha1.WorkspaceCleanupFinalizer)
-		return w, nil
-	}), nil, nil, false, &metav1.UpdateOptions{})
+	})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
-	if err == nil {
-		klog.InfoS("Deleted workspace", "path", ws.Status.Path, "cluster", ws.Status.Cluster)
+	if err != nil {
+		return fmt.Errorf("removing finalizer of %s: %w", target.Path, err)
 	}
-	return err
+	klog.FromContext(ctx).Info("Deleted workspace", "path", target.Path, "cluster", target.ID)
+	return nil
 }
 
-// purge removes the workspace's logical cluster and every descendant's.
+// purge removes the logical cluster id (empty if path was never
+// allocated) and every descendant of path, per the index.
 func (c *Controller) purge(ctx context.Context, id cluster.ID, path cluster.Path) error {
+	if _, _, ok := path.Parent(); !ok {
+		// Only a Workspace object's path can be purged, and root has none.
+		return fmt.Errorf("refusing to purge %q: not a child workspace", path)
+	}
 	all, err := c.index.Descendants(ctx, path)
 	if err != nil {
 		return err
@@ -131,26 +162,33 @@ func (c *Controller) purge(ctx context.Context, id cluster.ID, path cluster.Path
 		if err != nil {
 			return err
 		}
-		klog.V(2).InfoS("Purged workspace keys", "path", path, "pass", pass, "keys", n)
+		klog.FromContext(ctx).V(2).Info("Purged workspace keys", "path", path, "pass", pass, "keys", n)
 		if pass == 0 {
-			time.Sleep(time.Second)
+			c.clock.Sleep(time.Second)
 		}
 	}
-	for d, p := range all {
-		if err := c.index.Release(ctx, d, p); err != nil {
+	// Deepest first, so that a crash never leaves a descendant's record
+	// whose ancestors' are gone while the workspace itself is still held.
+	for _, d := range deepestFirst(all) {
+		if err := c.index.Release(ctx, d, all[d]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func hasFinalizer(ws *tenancyv1alpha1.Workspace, f string) bool {
-	for _, x := range ws.Finalizers {
-		if x == f {
-			return true
-		}
+func deepestFirst(all map[cluster.ID]cluster.Path) []cluster.ID {
+	out := make([]cluster.ID, 0, len(all))
+	for id := range all {
+		out = append(out, id)
 	}
-	return false
+	sort.Slice(out, func(i, j int) bool {
+		if di, dj := all[out[i]].Depth(), all[out[j]].Depth(); di != dj {
+			return di > dj
+		}
+		return all[out[i]] < all[out[j]]
+	})
+	return out
 }
 
 func removeString(list []string, s string) []string {

@@ -2,6 +2,7 @@ package workspaces
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -9,7 +10,6 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/klog/v2"
 
-	tenancyv1alpha1 "github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1"
 	"github.com/wharfhub/wharf/hub/cluster"
 )
 
@@ -21,34 +21,51 @@ const orphanGrace = 2 * time.Minute
 // collectOrphans releases logical clusters that no Workspace object claims.
 // They appear when a hub dies between allocating a path and storing the
 // Workspace; left alone, the path could never be created again.
+//
+// A record is claimed by the Workspace stored under its path's name in its
+// parent's cluster, whatever that object's status says: status is not
+// evidence of anything, and a wrong "unclaimed" purges a live workspace.
 func (c *Controller) collectOrphans(ctx context.Context) {
+	logger := klog.FromContext(ctx)
 	infos, allocated, err := c.index.All(ctx)
 	if err != nil {
-		klog.ErrorS(err, "Collecting orphaned workspaces")
+		logger.Error(err, "Collecting orphaned workspaces")
 		return
 	}
 	for id, info := range infos {
 		parentPath, name, ok := info.Path.Parent()
-		if !ok || info.Terminating || time.Since(allocated[id]) < orphanGrace {
+		if !ok || info.Terminating || c.clock.Since(allocated[id]) < orphanGrace {
 			continue
 		}
-		parent, err := c.index.Resolve(ctx, string(parentPath))
-		if err == nil {
-			pctx := request.WithNamespace(cluster.WithCluster(ctx, parent.ID), metav1.NamespaceNone)
-			obj, err := c.rest.Get(pctx, name, &metav1.GetOptions{})
-			if err == nil && obj.(*tenancyv1alpha1.Workspace).Status.Cluster == string(id) {
-				continue // claimed
-			}
-			if err != nil && !apierrors.IsNotFound(err) {
-				klog.ErrorS(err, "Checking workspace", "path", info.Path)
-				continue
-			}
-		} else if err != ErrNotFound {
+		claimed, err := c.claimed(ctx, parentPath, name)
+		if err != nil {
+			logger.Error(err, "Checking workspace", "path", info.Path)
 			continue
 		}
-		klog.InfoS("Releasing orphaned logical cluster", "path", info.Path, "cluster", id)
+		if claimed {
+			continue
+		}
+		logger.Info("Releasing orphaned logical cluster", "path", info.Path, "cluster", id)
 		if err := c.purge(ctx, id, info.Path); err != nil {
-			klog.ErrorS(err, "Releasing orphaned logical cluster", "path", info.Path)
+			logger.Error(err, "Releasing orphaned logical cluster", "path", info.Path)
 		}
 	}
+}
+
+// claimed reports whether a Workspace object named name exists in the
+// workspace at parentPath. A missing parent claims nothing.
+func (c *Controller) claimed(ctx context.Context, parentPath cluster.Path, name string) (bool, error) {
+	parent, err := c.index.Lookup(ctx, parentPath)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	pctx := request.WithNamespace(cluster.WithCluster(ctx, parent.ID), metav1.NamespaceNone)
+	_, err = c.rest.Get(pctx, name, &metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
 }
