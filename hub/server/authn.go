@@ -82,6 +82,7 @@ func newAuthorizer(a admins, w *workspaceRBAC, providers authorizer.Authorizer) 
 	})
 	chain, err := authzunion.New(
 		hubGuards(a),
+		processWideGuard(a),
 		serviceAccountBinding(w),
 		authzunion.NamedAuthorizer{AuthorizerName: "admins", Authorizer: authorizer.AuthorizerFunc(a.Authorize)},
 		authzunion.NamedAuthorizer{AuthorizerName: "public-info", Authorizer: public},
