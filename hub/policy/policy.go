@@ -51,7 +51,9 @@ func DiscoveryURLs() []string {
 // PublicInfoURLs are those of upstream's system:public-info-viewer. The
 // health endpoints' sub-paths (/readyz/etcd, ...) are not among them, as
 // upstream: they expose the state of the hub process.
-func PublicInfoURLs() []string { return []string{"/healthz", "/livez", "/readyz", "/version", "/version/"} }
+func PublicInfoURLs() []string {
+	return []string{"/healthz", "/livez", "/readyz", "/version", "/version/"}
+}
 
 // WorkspaceURLs are the only non-resource paths that mean something per
 // workspace. Every other one (/metrics, /debug/*, /logs, /flagz, /statusz,
