@@ -126,5 +126,9 @@ func onlyGCFields(obj, old runtime.Object) bool {
 	cm.SetFinalizers(om.GetFinalizers())
 	cm.SetSelfLink(om.GetSelfLink())
 	cm.SetManagedFields(om.GetManagedFields())
+	// The hub stores the v1 types themselves, which carry TypeMeta: the
+	// patched object has it set, the stored one not. Upstream compares
+	// internal objects, which have none, so neither does this.
+	cp.GetObjectKind().SetGroupVersionKind(old.GetObjectKind().GroupVersionKind())
 	return equality.Semantic.DeepEqual(cp, old)
 }

@@ -28,6 +28,7 @@ func TestOnlyGCFields(t *testing.T) {
 		want bool
 	}{
 		{"unchanged", change(func(*rbacv1.ClusterRole) {}), stored, true},
+		{"TypeMeta set by decoding", change(func(c *rbacv1.ClusterRole) { c.APIVersion, c.Kind = "rbac.authorization.k8s.io/v1", "ClusterRole" }), stored, true},
 		{"finalizers", change(func(c *rbacv1.ClusterRole) { c.Finalizers = []string{"x"} }), stored, true},
 		{"ownerReferences", change(func(c *rbacv1.ClusterRole) {
 			c.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "o", UID: "u"}}
