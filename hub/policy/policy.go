@@ -9,6 +9,12 @@
 // Whoever creates a workspace is bound to admin in it. Nothing is inherited
 // from the parent: being admin of root:acme grants nothing in
 // root:acme:team-a, as in kcp.
+//
+// Non-resource paths: a workspace's RBAC governs only WorkspaceURLs
+// (upstream's discovery and public-info paths). Everything else without a
+// resource, /metrics, /debug/*, /logs and the rest, belongs to the hub
+// process and only hub administrators reach it, so admin's
+// nonResourceURLs "*" means "every path of this workspace".
 package policy
 
 import (
