@@ -129,7 +129,13 @@ func init() {
 		)
 	}
 	labelSteps = append(labelSteps,
-		step{as: "alice", method: http.MethodGet, path: "/clusters/{W}" + adminPartPath, want: http.StatusOK, hasNot: "aggregate-to-view"})
+		// Taking a label away is a change too: without it admin gathers
+		// nothing, and the workspace's owner loses her rights.
+		step{as: "bob", method: http.MethodPatch, path: "/clusters/{W}" + adminPartPath, ctype: jsonPatchCT,
+			body: `[{"op":"remove","path":"/metadata/labels/rbac.authorization.k8s.io~1aggregate-to-admin"}]`, want: http.StatusForbidden, has: notHeld},
+		step{as: "bob", method: http.MethodPatch, path: "/clusters/{W}" + adminPartPath, body: `{"metadata":{"labels":null}}`, want: http.StatusForbidden, has: notHeld},
+		step{as: "alice", method: http.MethodGet, path: "/clusters/{W}" + adminPartPath, want: http.StatusOK, hasNot: "aggregate-to-view"},
+		step{as: "alice", method: http.MethodGet, path: "/clusters/{W}/api/v1/namespaces/default/secrets", want: http.StatusOK})
 
 	registerAttacks(
 		attack{finding: "11.5", name: "label-only change adds a powerful role to view (patch, dry run, SSA, PUT; by path and id)",
@@ -150,6 +156,9 @@ func init() {
 				{as: "bob", method: http.MethodPost, path: "/clusters/{W}" + rbacAPI + "/clusterroles",
 					body: `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"gather"},"aggregationRule":{"clusterRoleSelectors":[{}]}}`,
 					want: http.StatusForbidden, has: aggregation},
+				// Nor may a role view already gathers carry more.
+				{as: "bob", method: http.MethodPatch, path: "/clusters/{W}" + rbacAPI + "/clusterroles/wharf:aggregate-to-view", ctype: jsonPatchCT,
+					body: `[{"op":"add","path":"/rules/-","value":{"apiGroups":[""],"resources":["secrets"],"verbs":["get"]}}]`, want: http.StatusForbidden, has: notHeld},
 				// A new role labelled into view may carry only what bob holds.
 				{as: "bob", method: http.MethodPatch, path: "/clusters/{W}" + rbacAPI + "/clusterroles/into-view?fieldManager=bob", ctype: applyCT,
 					body: `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"into-view","labels":{"rbac.authorization.k8s.io/aggregate-to-view":"true"}},
