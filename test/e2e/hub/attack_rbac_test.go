@@ -7,18 +7,14 @@ import (
 	"time"
 )
 
-// Findings 5 and 8 of issue 11, and the rest of their classes.
+// Finding 5 of issue 11 and the rest of its class; findings 6 and 8 (same
+// area) are in attack_rbac_paths_test.go and attack_rbac_namespaces_test.go.
 //
 // 11.5: escalation checks follow upstream exactly. bob holds view in a
 // workspace of alice's, plus write access to the RBAC resources; every write
 // path (merge, JSON and apply patches, PUT, dry run, create through
 // server-side apply) that would let him hold more is refused, while the
 // GC-only changes upstream exempts still pass.
-//
-// 11.8: namespaces have no deletecollection, as in kube-apiserver, and
-// default and kube-system survive every delete variant.
-//
-// 11.6 (process-wide endpoints) is in attack_rbac_paths_test.go.
 
 const rbacAPI = "/apis/rbac.authorization.k8s.io/v1"
 
