@@ -49,8 +49,11 @@ func (l *Lifecycle) SetNamespaces(g rest.Getter) { l.namespaces.Store(&g) }
 func (l *Lifecycle) Validate(ctx context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
 	gr := a.GetResource().GroupResource()
 	if a.GetOperation() == admission.Delete {
-		if gr == corev1.Resource("namespaces") && Immortal.Has(a.GetName()) {
-			return admission.NewForbidden(a, fmt.Errorf("namespace %s cannot be deleted", a.GetName()))
+		if gr != corev1.Resource("namespaces") {
+			return nil
+		}
+		if name := deletedName(a); Immortal.Has(name) {
+			return admission.NewForbidden(a, fmt.Errorf("namespace %s cannot be deleted", name))
 		}
 		return nil
 	}
@@ -74,6 +77,18 @@ func (l *Lifecycle) Validate(ctx context.Context, a admission.Attributes, _ admi
 			fmt.Errorf("unable to create new content in namespace %s because it is being terminated", ns.Name))
 	}
 	return nil
+}
+
+// deletedName names the namespace a delete removes. A collection delete
+// validates each item with the attributes of the collection request, whose
+// name is empty, so the name comes from the stored object first. The
+// namespace storage serves no deletecollection (as upstream); this keeps
+// the rule whole should any other collection path reach it.
+func deletedName(a admission.Attributes) string {
+	if ns, ok := a.GetOldObject().(*corev1.Namespace); ok && ns.Name != "" {
+		return ns.Name
+	}
+	return a.GetName()
 }
 
 // get reads the namespace from the watch cache, and on a miss from etcd: a

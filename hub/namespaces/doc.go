@@ -11,4 +11,11 @@
 // uses spec.finalizers and a /finalize subresource; a metadata finalizer
 // lets the generic store do the bookkeeping). While it is held the
 // namespace reports phase Terminating.
+//
+// default and kube-system are immortal: admission refuses their deletion
+// whatever the options (dry run, preconditions, propagation policy, grace
+// period) and whether or not they still carry the content finalizer, and
+// takes the name from the stored object, so that a collection delete, whose
+// request names nothing, is covered too. The Namespace storage serves no
+// deletecollection at all (hub/registry), as kube-apiserver.
 package namespaces

@@ -9,6 +9,12 @@
 // Whoever creates a workspace is bound to admin in it. Nothing is inherited
 // from the parent: being admin of root:acme grants nothing in
 // root:acme:team-a, as in kcp.
+//
+// Non-resource paths: a workspace's RBAC governs only WorkspaceURLs
+// (upstream's discovery and public-info paths). Everything else without a
+// resource, /metrics, /debug/*, /logs and the rest, belongs to the hub
+// process and only hub administrators reach it, so admin's
+// nonResourceURLs "*" means "every path of this workspace".
 package policy
 
 import (
@@ -42,6 +48,35 @@ var (
 	allVerbs   = append(append([]string{}, readVerbs...), writeVerbs...)
 )
 
+// DiscoveryURLs are the non-resource paths of upstream's system:discovery
+// role: the API's self-description, which a workspace serves for itself.
+func DiscoveryURLs() []string {
+	return []string{"/api", "/api/*", "/apis", "/apis/*", "/openapi", "/openapi/*", "/version", "/version/"}
+}
+
+// PublicInfoURLs are those of upstream's system:public-info-viewer. The
+// health endpoints' sub-paths (/readyz/etcd, ...) are not among them, as
+// upstream: they expose the state of the hub process.
+func PublicInfoURLs() []string {
+	return []string{"/healthz", "/livez", "/readyz", "/version", "/version/"}
+}
+
+// WorkspaceURLs are the only non-resource paths that mean something per
+// workspace. Every other one (/metrics, /debug/*, /logs, /flagz, /statusz,
+// the path index "/", whatever a library adds later) is about the hub
+// process and is for hub administrators only, whatever a workspace's RBAC
+// grants (hub/server's process-wide guard).
+func WorkspaceURLs() []string {
+	return append(DiscoveryURLs(), PublicInfoURLs()...)
+}
+
+// AccessVerb on AccessPath is the workspace-content check (kcp's): no HTTP
+// request carries this verb; the hub asks it in-process.
+const (
+	AccessVerb = "access"
+	AccessPath = "/"
+)
+
 func rule(verbs []string, group string, resources ...string) rbacv1.PolicyRule {
 	return rbacv1.PolicyRule{Verbs: verbs, APIGroups: []string{group}, Resources: resources}
 }
@@ -67,11 +102,11 @@ func part(into string, rules ...rbacv1.PolicyRule) *rbacv1.ClusterRole {
 
 // ClusterRoles returns the bootstrap ClusterRoles of a workspace.
 func ClusterRoles() []*rbacv1.ClusterRole {
-	discovery := rbacv1.PolicyRule{Verbs: []string{"get"}, NonResourceURLs: []string{"/api", "/api/*", "/apis", "/apis/*", "/openapi", "/openapi/*", "/version", "/version/"}}
+	discovery := rbacv1.PolicyRule{Verbs: []string{"get"}, NonResourceURLs: DiscoveryURLs()}
 	// "access" on "/" lets a subject use the workspace through provider
 	// backends (kcp's workspace-content check); every role that grants
 	// anything in the workspace includes it.
-	access := rbacv1.PolicyRule{Verbs: []string{"access"}, NonResourceURLs: []string{"/"}}
+	access := rbacv1.PolicyRule{Verbs: []string{AccessVerb}, NonResourceURLs: []string{AccessPath}}
 	selfReviews := []rbacv1.PolicyRule{
 		rule([]string{"create"}, "authorization.k8s.io", "selfsubjectaccessreviews", "selfsubjectrulesreviews"),
 		rule([]string{"create"}, "authentication.k8s.io", "selfsubjectreviews"),
@@ -97,7 +132,12 @@ func ClusterRoles() []*rbacv1.ClusterRole {
 			rule(readVerbs, "tenancy.wharf.dev", "workspaces"),
 		),
 		// admin owns the workspace: everything in it, access control and
-		// child workspaces included.
+		// child workspaces included. nonResourceURLs "*" stays, as on
+		// upstream's cluster-admin: it makes admin hold full authority,
+		// which creating an aggregated ClusterRole requires, and it reaches
+		// only the per-workspace paths (WorkspaceURLs), because the hub
+		// refuses every other non-resource path to all but hub
+		// administrators before RBAC is asked.
 		part(Admin,
 			rbacv1.PolicyRule{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}},
 			rbacv1.PolicyRule{Verbs: []string{"*"}, NonResourceURLs: []string{"*"}},

@@ -100,7 +100,7 @@ func BuiltinKinds() map[schema.GroupVersion][]*Kind {
 
 // NewBuiltinStorage builds REST storage for every built-in kind, keyed by
 // group version and then resource name, as genericapiserver.APIGroupInfo
-// expects.
+// expects. Namespaces get a *NamespaceStorage, every other kind a *Store.
 func NewBuiltinStorage(typer runtime.ObjectTyper, optsGetter generic.RESTOptionsGetter) (map[schema.GroupVersion]map[string]rest.Storage, error) {
 	out := map[schema.GroupVersion]map[string]rest.Storage{}
 	for gv, kinds := range BuiltinKinds() {
@@ -109,6 +109,11 @@ func NewBuiltinStorage(typer runtime.ObjectTyper, optsGetter generic.RESTOptions
 			s, err := NewStore(typer, optsGetter, k)
 			if err != nil {
 				return nil, err
+			}
+			if k.Resource == corev1.Resource("namespaces") {
+				// Namespaces are served without deletecollection, as upstream.
+				out[gv][k.Resource.Resource] = NewNamespaceStorage(s)
+				continue
 			}
 			out[gv][k.Resource.Resource] = s
 		}

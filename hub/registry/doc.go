@@ -9,4 +9,26 @@
 // per-type defaulting and validation these types need. Partitioning by
 // workspace happens below, in the storage decorator; nothing here knows
 // about clusters.
+//
+// # Threat model
+//
+// The attacker is a person, and so admin of their home workspace, or
+// someone a workspace admin granted a little (view plus write on some RBAC
+// resource, say). What this package holds against them:
+//
+//   - No RBAC write grants more than its author holds (GuardedStore, with
+//     hub/authz/rbac's EscalationChecker), on every write path: create,
+//     update, patch of any kind, server-side apply (which creates through
+//     update) and dry runs of each. Creates are checked before the store;
+//     updates inside the store's transformer chain, on the object the
+//     update produces, against the stored one. As upstream, the only update
+//     exempt is one that changes nothing but ownerReferences and finalizers
+//     (plus managedFields, selfLink and TypeMeta, which grant nothing).
+//     Labels are checked: ClusterRole aggregation follows them.
+//   - Namespaces are served without deletecollection, as kube-apiserver
+//     serves them (NamespaceStorage): one request would otherwise delete
+//     every namespace of a workspace, default and kube-system included.
+//     The verb answers 405 MethodNotAllowed and is absent from discovery.
+//     Named deletes of default and kube-system are refused by lifecycle
+//     admission (hub/namespaces) on every variant of the request.
 package registry

@@ -5,14 +5,18 @@ import (
 	"reflect"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 )
 
 // EscalationChecker is what guards RBAC writes (implemented by
-// hub/authz/rbac.EscalationChecker).
+// hub/authz/rbac.EscalationChecker). namespace is the request's namespace
+// ("" for the cluster-scoped kinds), name the object's, for messages.
 type EscalationChecker interface {
 	CheckRole(ctx context.Context, namespace, name string, rules []rbacv1.PolicyRule) error
 	CheckClusterRole(ctx context.Context, name string, rules []rbacv1.PolicyRule, aggregated bool) error
@@ -20,9 +24,18 @@ type EscalationChecker interface {
 }
 
 // GuardedStore refuses Role, ClusterRole and binding writes that would grant
-// permissions the caller does not hold, as upstream's RBAC registry does.
-// The checks run as create/update validation, on the final object, inside
-// the store's optimistic-concurrency loop.
+// permissions the caller does not hold, with upstream's rules
+// (k8s.io/kubernetes pkg/registry/rbac/*/policybased):
+//
+//   - create checks the object as sent, before the store sees it;
+//   - update, and so patch, server-side apply (update-with-create) and
+//     their dry runs, checks the new object inside the store's
+//     optimistic-concurrency loop, against the stored one;
+//   - the only update exempt is one that changes nothing but the fields
+//     garbage collection writes (ownerReferences, finalizers; managedFields
+//     and selfLink are bookkeeping). Labels are NOT exempt: they drive
+//     ClusterRole aggregation, so relabelling a role can grant its rules to
+//     everyone bound to an aggregated role.
 type GuardedStore struct {
 	*Store
 	check EscalationChecker
@@ -35,68 +48,87 @@ func Guard(s *Store, c EscalationChecker) *GuardedStore { return &GuardedStore{S
 
 // Create implements rest.Creater.
 func (g *GuardedStore) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
-	return g.Store.Create(ctx, obj, func(ctx context.Context, obj runtime.Object) error {
-		if err := g.guard(ctx, obj, nil); err != nil {
-			return err
-		}
-		if createValidation != nil {
-			return createValidation(ctx, obj)
-		}
-		return nil
-	}, options)
+	if err := g.guard(ctx, obj); err != nil {
+		return nil, err
+	}
+	return g.Store.Create(ctx, obj, createValidation, options)
 }
 
-// Update implements rest.Updater.
+// Update implements rest.Updater. The check runs on the object the update
+// produces, before admission, as upstream's WrapUpdatedObjectInfo does. On
+// update-with-create the store hands the transformer an empty object as the
+// old one, so a created object is always checked in full.
 func (g *GuardedStore) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
 	updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
-	guardedCreate := func(ctx context.Context, obj runtime.Object) error {
-		if err := g.guard(ctx, obj, nil); err != nil {
-			return err
+	guarded := rest.WrapUpdatedObjectInfo(objInfo, func(ctx context.Context, obj, old runtime.Object) (runtime.Object, error) {
+		if onlyGCFields(obj, old) {
+			return obj, nil
 		}
-		if createValidation != nil {
-			return createValidation(ctx, obj)
-		}
-		return nil
-	}
-	guardedUpdate := func(ctx context.Context, obj, old runtime.Object) error {
 		if err := g.guard(ctx, obj, old); err != nil {
-			return err
+			return nil, err
 		}
-		if updateValidation != nil {
-			return updateValidation(ctx, obj, old)
-		}
-		return nil
-	}
-	return g.Store.Update(ctx, name, objInfo, guardedCreate, guardedUpdate, forceAllowCreate, options)
+		return obj, nil
+	})
+	return g.Store.Update(ctx, name, guarded, createValidation, updateValidation, forceAllowCreate, options)
 }
 
-// guard checks a write. An update that leaves the granted permissions as
-// they were (metadata only: labels, finalizers, ownerReferences) passes, so
-// garbage collection and labelling never need escalation rights.
-func (g *GuardedStore) guard(ctx context.Context, obj, old runtime.Object) error {
+// guard checks one write of obj; old is the stored object on update.
+// Namespaces come from the request, as upstream: the object's may still be
+// empty, to be filled in from the request by the store.
+func (g *GuardedStore) guard(ctx context.Context, obj runtime.Object, old ...runtime.Object) error {
+	ns, _ := request.NamespaceFrom(ctx)
 	switch o := obj.(type) {
 	case *rbacv1.Role:
-		if p, ok := old.(*rbacv1.Role); ok && reflect.DeepEqual(p.Rules, o.Rules) {
-			return nil
-		}
-		return g.check.CheckRole(ctx, o.Namespace, o.Name, o.Rules)
+		return g.check.CheckRole(ctx, ns, o.Name, o.Rules)
 	case *rbacv1.ClusterRole:
-		p, ok := old.(*rbacv1.ClusterRole)
-		if ok && reflect.DeepEqual(p.Rules, o.Rules) && reflect.DeepEqual(p.AggregationRule, o.AggregationRule) {
-			return nil
+		// Changing or dropping an aggregationRule needs the same authority
+		// as setting one: it can gather anything, or stop a role from being
+		// tightened.
+		aggregated := hasAggregationRule(o)
+		for _, p := range old {
+			if pc, ok := p.(*rbacv1.ClusterRole); ok && hasAggregationRule(pc) {
+				aggregated = true
+			}
 		}
-		aggregated := o.AggregationRule != nil || (ok && p.AggregationRule != nil)
 		return g.check.CheckClusterRole(ctx, o.Name, o.Rules, aggregated)
 	case *rbacv1.RoleBinding:
-		if p, ok := old.(*rbacv1.RoleBinding); ok && p.RoleRef == o.RoleRef && reflect.DeepEqual(p.Subjects, o.Subjects) {
-			return nil
-		}
-		return g.check.CheckBinding(ctx, o.Namespace, o.Name, o.RoleRef)
+		return g.check.CheckBinding(ctx, ns, o.Name, o.RoleRef)
 	case *rbacv1.ClusterRoleBinding:
-		if p, ok := old.(*rbacv1.ClusterRoleBinding); ok && p.RoleRef == o.RoleRef && reflect.DeepEqual(p.Subjects, o.Subjects) {
-			return nil
-		}
 		return g.check.CheckBinding(ctx, "", o.Name, o.RoleRef)
 	}
 	return apierrors.NewBadRequest("unexpected object in an RBAC store")
+}
+
+// hasAggregationRule is upstream's test: a rule without selectors selects
+// nothing and gathers nothing.
+func hasAggregationRule(cr *rbacv1.ClusterRole) bool {
+	return cr.AggregationRule != nil && len(cr.AggregationRule.ClusterRoleSelectors) > 0
+}
+
+// onlyGCFields reports whether obj differs from old in nothing but the
+// metadata the garbage collector and the field manager write. Such updates
+// grant nothing new, and the collector must be able to make them without
+// escalation rights.
+func onlyGCFields(obj, old runtime.Object) bool {
+	if old == nil || reflect.ValueOf(old).IsNil() {
+		return false
+	}
+	cp := obj.DeepCopyObject()
+	cm, err := meta.Accessor(cp)
+	if err != nil {
+		return false
+	}
+	om, err := meta.Accessor(old)
+	if err != nil {
+		return false
+	}
+	cm.SetOwnerReferences(om.GetOwnerReferences())
+	cm.SetFinalizers(om.GetFinalizers())
+	cm.SetSelfLink(om.GetSelfLink())
+	cm.SetManagedFields(om.GetManagedFields())
+	// The hub stores the v1 types themselves, which carry TypeMeta: the
+	// patched object has it set, the stored one not. Upstream compares
+	// internal objects, which have none, so neither does this.
+	cp.GetObjectKind().SetGroupVersionKind(old.GetObjectKind().GroupVersionKind())
+	return equality.Semantic.DeepEqual(cp, old)
 }

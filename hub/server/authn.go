@@ -60,7 +60,7 @@ var selfReviews = map[schema.GroupResource]bool{
 }
 
 // newAuthorizer builds the chain (doc.go has its threat model): what no
-// workspace grant may allow (hub guards) and confined identities
+// workspace grant may allow (hub guards, process-wide paths) and confined identities
 // (service-account tokens, impersonated identities) used outside their
 // workspace are denied first; the hub's own confinement extra is allowed
 // in the request's workspace; then hub administrators are allowed, then the
@@ -91,6 +91,7 @@ func newAuthorizer(a admins, w *workspaceRBAC, providers authorizer.Authorizer) 
 	})
 	chain, err := authzunion.New(
 		hubGuards(a, w.withCluster),
+		processWideGuard(a),
 		serviceAccountBinding(w),
 		confinementMarker(w.withCluster),
 		authzunion.NamedAuthorizer{AuthorizerName: "admins", Authorizer: authorizer.AuthorizerFunc(a.Authorize)},

@@ -94,7 +94,7 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 	if err != nil {
 		return nil, err
 	}
-	nsStore := builtin[corev1.SchemeGroupVersion]["namespaces"].(*registry.Store)
+	nsStore := builtin[corev1.SchemeGroupVersion]["namespaces"].(*registry.NamespaceStorage).Store()
 	h.namespaces = nsStore
 	x.NamespaceLifecycle.SetNamespaces(nsStore)
 	nsController, err := namespaces.NewController(nsStore, x.EtcdClient, x.EtcdPrefix)

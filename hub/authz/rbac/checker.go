@@ -67,7 +67,7 @@ func (c EscalationChecker) CheckRole(ctx context.Context, namespace, name string
 		return apierrors.NewInternalError(errNoChecker)
 	}
 	gr := rbacv1.Resource("roles")
-	if c.privileged(ctx) || c.escalateAllowed(ctx, "roles", namespace, name) {
+	if c.privileged(ctx) || c.escalateAllowed(ctx) {
 		return nil
 	}
 	if err := c.RBAC.confirmNoEscalation(ctx, namespace, rules); err != nil {
@@ -83,7 +83,7 @@ func (c EscalationChecker) CheckClusterRole(ctx context.Context, name string, ru
 		return apierrors.NewInternalError(errNoChecker)
 	}
 	gr := rbacv1.Resource("clusterroles")
-	if c.privileged(ctx) || c.escalateAllowed(ctx, "clusterroles", "", name) {
+	if c.privileged(ctx) || c.escalateAllowed(ctx) {
 		return nil
 	}
 	if err := c.RBAC.confirmNoEscalation(ctx, "", rules); err != nil {
@@ -91,7 +91,8 @@ func (c EscalationChecker) CheckClusterRole(ctx context.Context, name string, ru
 	}
 	if aggregated {
 		if err := c.RBAC.confirmNoEscalation(ctx, "", fullAuthority()); err != nil {
-			return apierrors.NewForbidden(gr, name, fmt.Errorf("only a holder of every permission in this workspace may use aggregationRule: %w", err))
+			// Upstream's wording; "cluster" is the workspace here.
+			return apierrors.NewForbidden(gr, name, errors.New("must have cluster-admin privileges to use the aggregationRule"))
 		}
 	}
 	return nil
@@ -124,10 +125,18 @@ func (c EscalationChecker) CheckBinding(ctx context.Context, namespace, name str
 	return nil
 }
 
-// escalateAllowed asks whether the caller holds "escalate" on the role.
-func (c EscalationChecker) escalateAllowed(ctx context.Context, resource, namespace, name string) bool {
+// escalateAllowed asks whether the caller holds "escalate" on the role the
+// request addresses. As upstream, the attributes come from the request, not
+// the object: a create (no name in the URL) is covered only by a grant
+// without resourceNames, and a request that is not a roles or clusterroles
+// request (an in-process write) never is.
+func (c EscalationChecker) escalateAllowed(ctx context.Context) bool {
+	ri, ok := request.RequestInfoFrom(ctx)
+	if !ok || !ri.IsResourceRequest || ri.APIGroup != rbacv1.GroupName || (ri.Resource != "roles" && ri.Resource != "clusterroles") {
+		return false
+	}
 	return authorized(ctx, c.authz(), authorizer.AttributesRecord{
-		Verb: "escalate", APIGroup: rbacv1.GroupName, Resource: resource, Namespace: namespace, Name: name,
+		Verb: "escalate", APIGroup: ri.APIGroup, Resource: ri.Resource, Namespace: ri.Namespace, Name: ri.Name,
 	})
 }
 

@@ -31,11 +31,24 @@
 //     name the caller in the request cluster. Nothing depends on the number of
 //     workspaces beyond one map lookup; BenchmarkAuthorize measures 1 versus
 //     10,000 clusters.
-//   - Escalation. EscalationChecker gives the RBAC registry strategies the
-//     upstream rules: a Role, ClusterRole or binding write passes only when
-//     the caller is privileged, holds escalate/bind on the role, or already
-//     holds every rule it grants, in that workspace and namespace. Setting an
-//     aggregationRule needs every permission in the workspace.
+//   - Escalation. EscalationChecker gives the RBAC registry (hub/registry's
+//     GuardedStore) upstream's rules, exactly: a Role, ClusterRole or
+//     binding write passes only when the caller is privileged (the
+//     privileged groups, system:masters by default), or for roles is
+//     allowed "escalate" on the role the request addresses (asked with the
+//     request's resource, namespace and name, as upstream, so a create is
+//     covered only by a grant without resourceNames), or for bindings is
+//     allowed "bind" on the referenced role in the binding's namespace, or
+//     already holds every rule the object grants, in that workspace and
+//     namespace. A ClusterRole whose new or old version has an
+//     aggregationRule with selectors needs full authority (every verb on
+//     every resource and non-resource URL) in the workspace, with
+//     upstream's message. Labels are not exempt from the check (the
+//     registry exempts only GC-only updates): they decide which roles an
+//     aggregated role gathers, so relabelling a role is granting its rules.
+//   - Aggregation is confined as everything else: a selector sees only the
+//     ClusterRoles of its own workspace, and an aggregated role's own
+//     .rules grant nothing (they are recomputed from the selected roles).
 //
 // # Freshness caveats
 //

@@ -3,6 +3,7 @@ package rbac
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -30,6 +31,7 @@ func escalationPolicy() policy {
 			newClusterRole("everything", rule("*", "*", "*", ""), rule("*", "", "", "*")),
 			newClusterRole("all-resources", rule("*", "*", "*", "")),
 			newClusterRole("read-all", rule("get,list,watch", "*", "*", "")),
+			newClusterRole("escalate-mine", named(rule("escalate", "rbac.authorization.k8s.io", "clusterroles", ""), "mine")),
 		},
 		roles: []*rbacv1.Role{
 			newRole("ns1", "binder", named(rule("bind", "rbac.authorization.k8s.io", "clusterroles", ""), "admin")),
@@ -45,6 +47,7 @@ func escalationPolicy() policy {
 			newClusterRoleBinding("carol", "everything", "User:carol"),
 			newClusterRoleBinding("frank", "all-resources", "User:frank"),
 			newClusterRoleBinding("gina", "read-all", "User:gina"),
+			newClusterRoleBinding("hank", "escalate-mine", "User:hank"),
 		},
 	}
 }
@@ -97,6 +100,14 @@ func TestCheckBinding(t *testing.T) {
 
 func isNil(err error) bool { return err == nil }
 
+// roleRequest adds the RequestInfo of a request for resource (roles or
+// clusterroles) in ns, addressing name ("" for a create).
+func roleRequest(ctx context.Context, resource, ns, name string) context.Context {
+	return request.WithRequestInfo(ctx, &request.RequestInfo{
+		IsResourceRequest: true, APIGroup: rbacv1.GroupName, APIVersion: "v1", Resource: resource, Namespace: ns, Name: name,
+	})
+}
+
 func TestCheckRoles(t *testing.T) {
 	a := newAuthorizer()
 	escalationPolicy().load(a, clusterA)
@@ -112,8 +123,34 @@ func TestCheckRoles(t *testing.T) {
 		{"Role within own rules", func() error { return c.CheckRole(asUser(clusterA, "ns1", usr("bob")), "ns1", "r", cmEdit) }, isNil},
 		{"Role beyond own rules", func() error { return c.CheckRole(asUser(clusterA, "ns1", usr("bob")), "ns1", "r", secrets) }, apierrors.IsForbidden},
 		{"Role in a namespace without grants", func() error { return c.CheckRole(asUser(clusterA, "ns2", usr("bob")), "ns2", "r", cmEdit) }, apierrors.IsForbidden},
-		{"escalate verb", func() error { return c.CheckRole(asUser(clusterA, "ns1", usr("erin")), "ns1", "r", secrets) }, isNil},
-		{"escalate verb is per namespace", func() error { return c.CheckRole(asUser(clusterA, "ns2", usr("erin")), "ns2", "r", secrets) }, apierrors.IsForbidden},
+		{"escalate verb", func() error {
+			return c.CheckRole(roleRequest(asUser(clusterA, "ns1", usr("erin")), "roles", "ns1", ""), "ns1", "r", secrets)
+		}, isNil},
+		{"escalate verb is per namespace", func() error {
+			return c.CheckRole(roleRequest(asUser(clusterA, "ns2", usr("erin")), "roles", "ns2", ""), "ns2", "r", secrets)
+		}, apierrors.IsForbidden},
+		// As upstream, escalate is asked about the request, so a write
+		// that is no roles request (in-process) never has it.
+		{"escalate verb needs a roles request", func() error { return c.CheckRole(asUser(clusterA, "ns1", usr("erin")), "ns1", "r", secrets) }, apierrors.IsForbidden},
+		{"escalate on roles does not cover clusterroles", func() error {
+			return c.CheckClusterRole(roleRequest(asUser(clusterA, "", usr("erin")), "clusterroles", "", ""), "cr", secrets, false)
+		}, apierrors.IsForbidden},
+		{"escalate is asked about the request's name", func() error {
+			return c.CheckClusterRole(roleRequest(asUser(clusterA, "", usr("hank")), "clusterroles", "", "mine"), "mine", secrets, true)
+		}, isNil},
+		{"escalate on one name does not cover another", func() error {
+			return c.CheckClusterRole(roleRequest(asUser(clusterA, "", usr("hank")), "clusterroles", "", "other"), "other", secrets, false)
+		}, apierrors.IsForbidden},
+		{"escalate on one name does not cover a create", func() error {
+			return c.CheckClusterRole(roleRequest(asUser(clusterA, "", usr("hank")), "clusterroles", "", ""), "mine", secrets, false)
+		}, apierrors.IsForbidden},
+		{"aggregationRule refusal says so as upstream", func() error {
+			err := c.CheckClusterRole(asUser(clusterA, "", usr("gina")), "cr", nil, true)
+			if err == nil || !strings.Contains(err.Error(), "must have cluster-admin privileges to use the aggregationRule") {
+				return errors.New("unexpected: " + fmt.Sprint(err))
+			}
+			return nil
+		}, isNil},
 		{"ClusterRole needs cluster-wide grants", func() error {
 			return c.CheckClusterRole(asUser(clusterA, "", usr("alice")), "cr", cmEdit, false)
 		}, apierrors.IsForbidden},
@@ -127,8 +164,11 @@ func TestCheckRoles(t *testing.T) {
 			return c.CheckClusterRole(asUser(clusterA, "", usr("gina")), "cr", []rbacv1.PolicyRule{rule("get", "", "pods", "")}, false)
 		}, isNil},
 		{"all verbs on all resources include escalate", func() error {
-			return c.CheckClusterRole(asUser(clusterA, "", usr("frank")), "cr", nil, true)
+			return c.CheckClusterRole(roleRequest(asUser(clusterA, "", usr("frank")), "clusterroles", "", ""), "cr", nil, true)
 		}, isNil},
+		{"without a request, all resources lack the non-resource half", func() error {
+			return c.CheckClusterRole(asUser(clusterA, "", usr("frank")), "cr", nil, true)
+		}, apierrors.IsForbidden},
 		{"aggregationRule by a holder of everything", func() error {
 			return c.CheckClusterRole(asUser(clusterA, "", usr("carol")), "cr", nil, true)
 		}, isNil},
@@ -148,7 +188,7 @@ func TestCheckRoles(t *testing.T) {
 				return authorizer.DecisionNoOpinion, "", nil
 			})
 			c := EscalationChecker{RBAC: a, Authorizer: chain}
-			return c.CheckRole(asUser(clusterA, "ns1", usr("hub-admin")), "ns1", "r", secrets)
+			return c.CheckRole(roleRequest(asUser(clusterA, "ns1", usr("hub-admin")), "roles", "ns1", "r"), "ns1", "r", secrets)
 		}, isNil},
 		{"no RBAC authorizer is an internal error", func() error {
 			return EscalationChecker{}.CheckRole(asUser(clusterA, "ns1", usr("bob")), "ns1", "r", nil)

@@ -93,6 +93,11 @@ func resourceNameMatches(names []string, name string) bool {
 	return false
 }
 
+// NonResourceURLMatches reports whether path matches one of urls with RBAC's
+// rules for nonResourceURLs, so that allowlists outside RBAC (the hub's
+// process-wide guard) read patterns exactly as a PolicyRule would.
+func NonResourceURLMatches(urls []string, path string) bool { return nonResourceURLMatches(urls, path) }
+
 // nonResourceURLMatches accepts "*", an exact path, or a prefix ending in "*".
 func nonResourceURLMatches(urls []string, path string) bool {
 	for _, u := range urls {
