@@ -9,9 +9,10 @@ import (
 
 // stripHubCredentials removes what authenticates a browser to the hub
 // itself from a request bound for a provider: the hub's own cookies
-// (wharf_session, wharf_login) and the CSRF header. A provider that saw
-// the session cookie could replay it against the hub's API as the user.
-// Other cookies (a provider's own session, wharf_workspace) pass.
+// (__Host-wharf_session, __Host-wharf_login and their old unprefixed
+// names) and the CSRF header. A provider that saw the session cookie could
+// replay it against the hub's API as the user. Other cookies (a provider's
+// own session, the workspace cookie) pass.
 func stripHubCredentials(h http.Header) {
 	h.Del(login.CSRFHeader)
 	lines := h.Values("Cookie")

@@ -20,8 +20,8 @@ func TestBackendStripsHubCookies(t *testing.T) {
 		want             []string // cookie pairs the provider must see
 	}{
 		{name: "session among others", path: "/services/providers/p/x", auth: "Bearer alice-token",
-			cookies: []string{"a=1; wharf_session=SEALED; " + WorkspaceCookie + "=root:acme; wharf_login=L; z=2"},
-			want:    []string{"a=1", WorkspaceCookie + "=root:acme", "z=2"}},
+			cookies: []string{"a=1; wharf_session=SEALED; wharf_workspace=old; " + WorkspaceCookie + "=root:acme; wharf_login=L; z=2"},
+			want:    []string{"a=1", "wharf_workspace=old", WorkspaceCookie + "=root:acme", "z=2"}},
 		{name: "several Cookie lines", path: "/services/providers/p/x", auth: "Bearer alice-token",
 			cookies: []string{"wharf_session=S", "prov=keep", "wharf_login=L"},
 			want:    []string{"prov=keep"}},
@@ -29,8 +29,11 @@ func TestBackendStripsHubCookies(t *testing.T) {
 			cookies: []string{"wharf_session=S; wharf_login=L"}},
 		{name: "public path", path: "/services/providers/p/agent/tunnel",
 			cookies: []string{"wharf_session=S;x=y"}, want: []string{"x=y"}},
+		{name: "prefixed hub cookies", path: "/services/providers/p/x", auth: "Bearer alice-token",
+			cookies: []string{"a=1; __Host-wharf_session=SEALED; " + WorkspaceCookie + "=root:acme; __Host-wharf_login=L; z=2"},
+			want:    []string{"a=1", WorkspaceCookie + "=root:acme", "z=2"}},
 		{name: "similar names kept", path: "/services/providers/p/x", auth: "Bearer alice-token",
-			cookies: []string{"wharf_session2=a; my_wharf_session=b"}, want: []string{"wharf_session2=a", "my_wharf_session=b"}},
+			cookies: []string{"wharf_session2=a; my_wharf_session=b; __host-wharf_session=c"}, want: []string{"wharf_session2=a", "my_wharf_session=b", "__host-wharf_session=c"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req, _ := http.NewRequest(http.MethodGet, srv.URL+tc.path, nil)

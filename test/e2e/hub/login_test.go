@@ -38,12 +38,12 @@ func TestBrowserLogin(t *testing.T) {
 	cb := b.rec.Last("/auth/callback")
 	var session *http.Cookie
 	for _, c := range cb.Cookies() {
-		if c.Name == "wharf_session" {
+		if c.Name == "__Host-wharf_session" {
 			session = c
 		}
 	}
 	if session == nil || !session.HttpOnly || !session.Secure || session.SameSite != http.SameSiteLaxMode || session.Path != "/" || session.MaxAge <= 0 {
-		t.Fatalf("wharf_session cookie: %+v", session)
+		t.Fatalf("__Host-wharf_session cookie: %+v", session)
 	}
 	for _, r := range b.rec.Responses() {
 		if u := r.Request.URL.String(); strings.Contains(u, session.Value) || strings.Contains(u, "code_verifier") {
@@ -135,7 +135,7 @@ func TestBrowserLogin(t *testing.T) {
 		t.Fatalf("logout: %d %s", code, body)
 	}
 	req, _ = http.NewRequest(http.MethodGet, h.URL+cms, nil)
-	req.AddCookie(&http.Cookie{Name: "wharf_session", Value: session.Value})
+	req.AddCookie(&http.Cookie{Name: "__Host-wharf_session", Value: session.Value})
 	if resp, err := newBrowser(t, h, p).Do(req); err != nil || resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("cookie after logout: %v %v, want 401", resp.StatusCode, err)
 	}
