@@ -71,3 +71,31 @@ func TestBackendStripsHubCookies(t *testing.T) {
 		})
 	}
 }
+
+// TestBackendDropsHubSetCookies: a provider answers on the hub's origin,
+// so it must not set the hub's own cookies (a planted session is login
+// CSRF); its own cookies pass unchanged and in order.
+func TestBackendDropsHubSetCookies(t *testing.T) {
+	tr, _ := startSocket(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, c := range []string{
+			"prov=1; Path=/", "__Host-wharf_session=PLANTED; Path=/; Secure", "__Host-wharf_login=L; Path=/; Secure",
+			"wharf_session=OLD", " wharf_login=OLD", "prov2=2", WorkspaceCookie + "=root:acme; Path=/; Secure",
+		} {
+			w.Header().Add("Set-Cookie", c)
+		}
+	}))
+	srv := newBackendFront(t, oneProvider(tr), resolver{})
+	for _, path := range []string{"/services/providers/p/x", "/services/providers/p/agent/tunnel"} {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+		req.Header.Set("Authorization", "Bearer alice-token")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		want := []string{"prov=1; Path=/", "prov2=2", WorkspaceCookie + "=root:acme; Path=/; Secure"}
+		if got := resp.Header.Values("Set-Cookie"); !slices.Equal(got, want) {
+			t.Errorf("%s: Set-Cookie %q, want %q", path, got, want)
+		}
+	}
+}

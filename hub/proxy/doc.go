@@ -84,6 +84,10 @@
 // __Host-wharf_login cookies (and their pre-prefix names wharf_session and
 // wharf_login) and the X-Wharf-CSRF header are stripped (hub/login), so a
 // provider can never replay a user's browser session against the hub.
+// The other way round, a provider's Set-Cookie for any of those names is
+// dropped from its response: it answers on the hub's origin, so a browser
+// would accept even a __Host- cookie from it, and it could plant a session
+// of its choosing (login CSRF) or end the user's.
 //
 // Out of scope: authentication itself (done upstream; the proxy reads
 // request.UserFrom), the provider's own authorization of the caller's token,
