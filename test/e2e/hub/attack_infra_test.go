@@ -56,12 +56,14 @@ func init() {
 	)
 }
 
-// Finding 13: a hub on embedded etcd listens on no TCP port but
-// --secure-port, and etcd's socket sits in a 0700 directory of the data
-// dir. (Before: a loopback client port without TLS, and a peer port.)
+// Finding 13: a hub on embedded etcd, with a provider running, listens on
+// no TCP port but --secure-port, and etcd's socket sits in a 0700
+// directory of the data dir. (Before: a loopback client port without TLS,
+// and a peer port.)
 func TestEmbeddedEtcdOnlyOnPrivateSocket(t *testing.T) {
 	t.Parallel()
-	h := startHub(t, hubOptions{})
+	h := startHub(t, hubOptions{extraArgs: []string{"--provider", "example=" + exampleProvider(t)}})
+	h.waitCatalogReady(t, "example")
 	h.mustKubectl("root", "create", "configmap", "through-the-socket", "--from-literal=k=v")
 	ports, err := procnet.ListeningTCPPorts(h.cmd.Process.Pid)
 	if err != nil {
