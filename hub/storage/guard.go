@@ -161,8 +161,8 @@ func (g *keyGuard) check(obj runtime.Object, key string) (string, error) {
 // stands and the read fails as it would upstream.
 func (g *keyGuard) quarantine(ctx context.Context, key, reason string, cause error) ([]byte, bool, error) {
 	skippedObjects.WithLabelValues(g.resource.String(), reason).Inc()
-	klog.FromContext(ctx).Info("Skipping a stored object that cannot be served from its key; remove or rewrite the key in etcd",
-		"resource", g.resource.String(), "key", key, "reason", reason, "err", cause)
+	klog.FromContext(ctx).Error(cause, "Skipping a stored object that cannot be served from its key; remove or rewrite the key in etcd",
+		"resource", g.resource.String(), "key", key, "reason", reason)
 	if g.newFunc == nil || key == "" {
 		return nil, false, fmt.Errorf("stored object at %q refused (%s): %w", key, reason, cause)
 	}
