@@ -1,11 +1,8 @@
-// Package etcd runs the embedded etcd member that backs a single hub when no
-// external etcd cluster is configured.
 package etcd
 
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -16,37 +13,64 @@ import (
 	"k8s.io/klog/v2"
 )
 
+// socketName is the client socket inside the member's directory.
+const socketName = "etcd.sock"
+
+// maxSocketPath is the longest path a unix socket address may have on
+// Linux (sun_path is 108 bytes, including the terminating NUL).
+const maxSocketPath = 107
+
+// unreachablePeerURL is advertised as the member's peer URL. A
+// single-member cluster never dials its peers, but etcd records a peer URL
+// in its membership data and requires one of the host:port form; nothing
+// listens on it (see StartEmbedded).
+var unreachablePeerURL = url.URL{Scheme: "http", Host: "127.0.0.1:2380"}
+
 // Embedded is a running single-member etcd.
 type Embedded struct {
 	etcd *embed.Etcd
-	// ClientURL is the loopback URL that the hub's storage connects to.
+	// ClientURL is the unix:// URL of the client socket that the hub's
+	// storage connects to. Several processes of the same user may share it
+	// (the e2e tests point several hubs at one member).
 	ClientURL string
+	// SocketPath is the file system path of the client socket.
+	SocketPath string
 }
 
-// StartEmbedded starts etcd with its data under dir, listening on loopback
-// only. The member survives restarts: the same dir brings back the same data.
+// StartEmbedded starts etcd with its data under dir. The member survives
+// restarts: the same dir brings back the same data.
+//
+// It opens no TCP port at all. Clients reach it through a unix socket in
+// dir, which is 0700, so only the hub's user can connect: etcd has no
+// authentication of its own here, and whoever connects reads and writes
+// every workspace, every Secret and the hub's signing keys. There is no
+// peer listener either, because a single member has no peers to hear from.
 func StartEmbedded(ctx context.Context, dir string) (*Embedded, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("etcd dir: %w", err)
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating etcd dir: %w", err)
 	}
-	clientPort, err := freePort()
-	if err != nil {
-		return nil, err
+	// MkdirAll leaves an existing directory's mode alone; the socket's
+	// safety rests on this one.
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("restricting etcd dir: %w", err)
 	}
-	peerPort, err := freePort()
-	if err != nil {
-		return nil, err
+	sock := filepath.Join(dir, socketName)
+	if len(sock) > maxSocketPath {
+		return nil, fmt.Errorf("etcd socket path %q is longer than %d bytes: use a shorter --data-dir", sock, maxSocketPath)
 	}
 	cfg := embed.NewConfig()
 	cfg.Name = "wharf"
 	cfg.Dir = filepath.Join(dir, "member-data")
-	// Ports are picked at each start: the member is alone, so its peer URL
-	// only needs to be valid for this process, and persisted membership
-	// data is not tied to the client URL.
-	cu := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", clientPort)}
-	pu := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", peerPort)}
+	cu := url.URL{Scheme: "unix", Path: sock}
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{cu}, []url.URL{cu}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{pu}, []url.URL{pu}
+	// No peer listener (a nil list opens none); the advertised URL only
+	// names the member in its own membership record.
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = nil, []url.URL{unreachablePeerURL}
+	cfg.ListenClientHttpUrls, cfg.ListenMetricsUrls = nil, nil
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
 	cfg.LogLevel = "error"
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
@@ -69,7 +93,7 @@ func StartEmbedded(ctx context.Context, dir string) (*Embedded, error) {
 		return nil, ctx.Err()
 	}
 	klog.InfoS("Embedded etcd ready", "dir", dir, "clientURL", cu.String())
-	return &Embedded{etcd: e, ClientURL: cu.String()}, nil
+	return &Embedded{etcd: e, ClientURL: cu.String(), SocketPath: sock}, nil
 }
 
 // Close stops etcd. Call it only after the apiserver has shut down.
@@ -77,12 +101,3 @@ func (e *Embedded) Close() { e.etcd.Close() }
 
 // Err reports fatal errors of the running member.
 func (e *Embedded) Err() <-chan error { return e.etcd.Err() }
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("finding a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}

@@ -11,7 +11,7 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// SessionAuthenticator authenticates the wharf_session cookie: the fourth
+// SessionAuthenticator authenticates the __Host-wharf_session cookie: the fourth
 // member of the hub's authenticator union (hub/authn). It only looks at
 // requests without an Authorization header.
 type SessionAuthenticator struct {

@@ -7,14 +7,14 @@
 // # Flow
 //
 //	GET /auth/login?then=/portal/x
-//	  → Set-Cookie wharf_login=<sealed {state id, nonce, then}>; PKCE verifier = HMAC(hub key, state id) (Path=/auth/, 10 min)
+//	  → Set-Cookie __Host-wharf_login=<sealed {state id, nonce, then}>; PKCE verifier = HMAC(hub key, state id) (Path=/, 10 min)
 //	  → 302 IdP /authorize?state=<signed state id>&code_challenge=S256(verifier)&nonce=…
 //	GET /auth/callback?code=…&state=…
 //	  → state: HMAC valid, unexpired, equal to the cookie's state id, unused (etcd)
 //	  → token exchange with the verifier; ID token verified (nonce too) and
 //	    mapped by the hub's bearer OIDC authenticator
 //	  → etcd record {sealed refresh token} with a lease until the session ends
-//	  → Set-Cookie wharf_session=<sealed {session id, user, groups, CSRF token, expiry, revalidate}>
+//	  → Set-Cookie __Host-wharf_session=<sealed {session id, user, groups, CSRF token, expiry, revalidate}>
 //	  → 302 then
 //	GET /auth/session → {user, groups, csrfToken, expiry} for the portal
 //	POST /auth/logout (CSRF-checked) → etcd record deleted, cookie cleared
@@ -65,6 +65,12 @@
 //     at once. The cookie holds no IdP token; the refresh token stays in
 //     etcd, sealed, keyed by session id, with a lease ending with the
 //     session.
+//   - Planted cookies (login CSRF from a sibling subdomain, or any
+//     origin that may set cookies for a parent domain): every cookie the
+//     hub sets or reads is named __Host-…, so browsers accept it only
+//     from the hub's exact origin with Secure, Path=/ and no Domain. The
+//     old names wharf_session and wharf_login are never read, however
+//     valid their content; they are still stripped towards providers.
 //   - Stale identity: the cookie's identity is revalidated when the ID
 //     token it came from expires: refreshed at the IdP with the stored
 //     refresh token and mapped again (groups changes apply), or, without
@@ -80,7 +86,8 @@
 //   - Open redirects: then must be a same-origin path ([SafeRedirect]);
 //     anything else is refused at /auth/login, before the IdP is involved.
 //   - Session theft through a provider: the backend proxy strips the
-//     wharf_session and wharf_login cookies and X-Wharf-CSRF (hub/proxy).
+//     __Host-wharf_session and __Host-wharf_login cookies (and the
+//     legacy wharf_session and wharf_login) and X-Wharf-CSRF (hub/proxy).
 //   - Tokens in URLs or storage: none. The portal gets only the CSRF token
 //     (not a credential alone) from /auth/session; nothing goes to
 //     localStorage.
@@ -98,7 +105,8 @@
 // replica dominates (about 0.3ms against embedded etcd on 2 busy cores).
 //
 // Not covered: a compromised IdP or hub host; revocation at the IdP
-// before the ID token expires (bounded by the ID token lifetime); a
-// same-site sibling origin that can set cookies for the hub's host
-// (use a dedicated host name for the hub).
+// before the ID token expires (bounded by the ID token lifetime). A
+// same-site sibling origin can no longer plant the hub's cookies, but it
+// still counts as same-site for SameSite=Lax; the Origin and CSRF-token
+// checks, not SameSite, stop its requests.
 package login

@@ -33,6 +33,32 @@ func TestBrowserLoginFlow(t *testing.T) {
 	if !c.HttpOnly || !c.Secure || c.SameSite != http.SameSiteLaxMode || c.Path != "/" || c.MaxAge <= 0 {
 		t.Errorf("session cookie attributes: %+v", c)
 	}
+	// Every cookie the hub sets is bound to its exact origin (issue 11
+	// finding 14): __Host- prefix, Secure, Path=/, no Domain.
+	for _, r := range b.rec.Responses() {
+		if !strings.HasPrefix(r.Request.URL.String(), e.url) {
+			continue
+		}
+		for _, ck := range r.Cookies() {
+			if !strings.HasPrefix(ck.Name, "__Host-") || !ck.Secure || ck.Path != "/" || ck.Domain != "" {
+				t.Errorf("%s sets cookie %s: not __Host- bound (Secure %v, Path %q, Domain %q)", r.Request.URL.Path, ck.Name, ck.Secure, ck.Path, ck.Domain)
+			}
+		}
+	}
+	// The same sealed session under the old, plantable names does not
+	// authenticate: a sibling subdomain could have set it.
+	for _, name := range []string{"wharf_session", "wharf_login"} {
+		req, _ := http.NewRequest(http.MethodGet, e.url+"/clusters/root/api", nil)
+		req.AddCookie(&http.Cookie{Name: name, Value: c.Value})
+		resp, err := e.browser().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("session under the unprefixed name %s: %d, want 401", name, resp.StatusCode)
+		}
+	}
 	for _, r := range b.rec.Responses() {
 		if strings.Contains(r.Request.URL.String(), "code_verifier") || strings.Contains(r.Request.URL.String(), c.Value) {
 			t.Errorf("secret in URL %s", r.Request.URL.Redacted())

@@ -11,8 +11,11 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 )
 
-// loginCookiePath scopes the pre-login cookie to the login endpoints.
-const loginCookiePath = "/auth/"
+// loginCookiePath is the pre-login cookie's path. The __Host- prefix
+// demands "/": the cookie is then sent with every request for its 10
+// minutes, which is harmless because only the callback reads it and the
+// backend proxy strips it (IsHubCookie).
+const loginCookiePath = "/"
 
 // login starts the authorization code flow with PKCE (S256): a fresh
 // state id and nonce, sealed into the pre-login cookie with the return

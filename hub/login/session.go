@@ -7,13 +7,32 @@ import (
 	"time"
 )
 
-// SessionCookie is the browser session cookie.
-const SessionCookie = "wharf_session"
+// SessionCookie is the browser session cookie. The __Host- prefix makes
+// browsers accept it only with Secure, Path=/ and no Domain, that is only
+// from the hub's own origin: a sibling subdomain cannot plant a session of
+// its choosing (login CSRF), as it could with a plain name.
+const SessionCookie = "__Host-wharf_session"
 
-// IsHubCookie reports whether name is a cookie the hub itself sets. Those
-// are credentials for the hub, so the backend proxy strips them before
-// forwarding to a provider (see hub/proxy).
-func IsHubCookie(name string) bool { return name == SessionCookie || name == LoginCookie }
+// legacyCookies are the names the hub used before the __Host- prefix.
+// They are never read (anyone on a sibling domain can set them), but a
+// browser may still send a sealed session under them, so they count as hub
+// credentials when stripping cookies for providers.
+var legacyCookies = [...]string{"wharf_session", "wharf_login"}
+
+// IsHubCookie reports whether name is a cookie the hub itself sets, or once
+// set. Those are credentials for the hub, so the backend proxy strips them
+// before forwarding to a provider (see hub/proxy).
+func IsHubCookie(name string) bool {
+	if name == SessionCookie || name == LoginCookie {
+		return true
+	}
+	for _, l := range legacyCookies {
+		if name == l {
+			return true
+		}
+	}
+	return false
+}
 
 // Session is the sealed content of the session cookie. It holds no token
 // from the IdP: the refresh token, if any, stays in etcd under ID.

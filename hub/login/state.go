@@ -12,8 +12,10 @@ import (
 )
 
 // LoginCookie is the short-lived pre-login cookie that binds a login
-// attempt to the browser that started it.
-const LoginCookie = "wharf_login"
+// attempt to the browser that started it. Like SessionCookie it carries
+// the __Host- prefix, so a sibling subdomain cannot plant an attempt of
+// its own; the prefix requires Path=/.
+const LoginCookie = "__Host-wharf_login"
 
 // stateTTL bounds how long a user may take at the IdP.
 const stateTTL = 10 * time.Minute

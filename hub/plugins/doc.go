@@ -65,6 +65,15 @@
 //     parent are forced to mode 0700 at every start. The plugin trusts the
 //     X-Kedge-* identity headers only because no other local user can
 //     connect to that socket; the SDK refuses a socket dir that is not 0700.
+//   - Socket hygiene: a killed or crashed plugin cannot unlink its
+//     sockets, and go-plugin names its control socket anew at each run, so
+//     the host removes them itself: at start for every earlier run (also
+//     of providers no longer configured), before each launch, and after
+//     each stop or restart, always once the provider's process group is
+//     dead. It deletes only sockets, only directly inside its own
+//     directories (real directories, mode 0700, owned by the hub's user;
+//     anything else is left alone), and never follows a symlink, so a
+//     planted link cannot steer the deletion at someone else's files.
 //   - Environment isolation: plugins start with IsolateEnv and only the
 //     variables in Config.PassEnv ([DefaultPassEnv]: PATH, HOME, TMPDIR,
 //     locale, time zone, TLS roots), so hub secrets held in environment

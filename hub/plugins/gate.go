@@ -58,6 +58,7 @@ func (h *Host) firstLaunch(ctx context.Context, p *provider) (*launched, bool) {
 func (h *Host) gated(ctx context.Context, p *provider, l *launched) {
 	log := klog.FromContext(ctx)
 	l.c.Kill()
+	h.cleanProviderSockets(ctx, p.name)
 	h.update(p, func(s *Status) { s.State, s.Descriptor, s.Pid = StateStandby, l.d, 0 })
 	lead := func(lctx context.Context) {
 		log.Info("Holding single-replica provider; starting it")

@@ -145,6 +145,7 @@ func (h *Host) Run(ctx context.Context) error {
 		return errors.New("plugins: Host.Run called twice")
 	}
 	log := klog.FromContext(ctx)
+	h.cleanStaleSockets(ctx)
 	for _, s := range h.cfg.Specs {
 		if s.Name == "" {
 			h.addFromDir(ctx, log, s)

@@ -39,6 +39,8 @@ var errExited = errors.New("plugin process exited")
 // With a Gate, a replicas: single provider runs only while the Gate says
 // this replica holds it (see gate.go).
 func (h *Host) supervise(ctx context.Context, p *provider) {
+	// Every path below has killed and reaped the plugin before it returns.
+	defer h.cleanProviderSockets(ctx, p.name)
 	if h.cfg.Gate == nil {
 		h.superviseLoop(ctx, ctx, p, nil)
 		return
@@ -84,10 +86,12 @@ func (h *Host) superviseLoop(hubCtx, ctx context.Context, p *provider, first *la
 					stop = min(stop, lostStopTimeout)
 				}
 				h.shutdown(ctx, c, stop)
+				h.cleanProviderSockets(ctx, p.name)
 				h.update(p, func(s *Status) { s.State, s.Pid = StateStopped, 0 })
 				return
 			}
 			c.Kill()
+			h.cleanProviderSockets(ctx, p.name)
 			if time.Since(started) >= sv.StableAfter {
 				attempt = 0
 			}
@@ -169,6 +173,8 @@ func (h *Host) launch(sctx context.Context, p *provider) (*launched, error) {
 	if err != nil {
 		return nil, permanent("socket dir: %w", err)
 	}
+	// No process of p runs here: whatever sockets are left are dead.
+	h.cleanProviderSockets(sctx, p.name)
 	if sock := filepath.Join(sockDir, "http.sock"); len(sock) > maxSocketPath {
 		return nil, permanent("socket path %q is longer than %d bytes; use a shorter --data-dir", sock, maxSocketPath)
 	}

@@ -46,7 +46,7 @@ func NewBackend(providers Providers, identity IdentityResolver) *Backend {
 		BufferPool:     newBufferPool(),
 		Rewrite:        rewriteBackend,
 		ErrorHandler:   proxyError,
-		ModifyResponse: recordCode,
+		ModifyResponse: onResponse,
 	}
 	return b
 }
@@ -231,6 +231,13 @@ func (b *Backend) resolve(w http.ResponseWriter, r *http.Request) (sdk.Identity,
 func fail(w http.ResponseWriter, code int, reason metav1.StatusReason, msg string) (sdk.Identity, int) {
 	writeStatus(w, code, reason, msg)
 	return sdk.Identity{}, code
+}
+
+// onResponse keeps the hub's cookies the hub's own (stripHubSetCookies)
+// and records the response for metrics.
+func onResponse(resp *http.Response) error {
+	stripHubSetCookies(resp.Header)
+	return recordCode(resp)
 }
 
 // recordCode notes the provider's status and when its headers arrived, for

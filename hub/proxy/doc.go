@@ -25,7 +25,7 @@
 //     removed from Connection (sdk.StripIdentity) before and after the
 //     hop-by-hop pass, so nothing can name the injected headers.
 //   - Act in a workspace they may not use, via X-Wharf-Workspace or the
-//     wharf_workspace cookie. The selection is only a request; the
+//     __Host-wharf_workspace cookie. The selection is only a request; the
 //     [IdentityResolver] verifies access and its refusal is a 403. Any
 //     error the proxy does not recognise is a 500, never a forward.
 //   - Learn which workspaces exist from that refusal (issue 11.9). The
@@ -94,9 +94,14 @@
 //     otherwise ReverseProxy replaces them as for any client.
 //
 // Cookies do reach the backend (a provider may keep its own session),
-// except the hub's own credentials: the wharf_session and wharf_login
-// cookies and the X-Wharf-CSRF header are stripped (hub/login), so a
+// except the hub's own credentials: the __Host-wharf_session and
+// __Host-wharf_login cookies (and their pre-prefix names wharf_session and
+// wharf_login) and the X-Wharf-CSRF header are stripped (hub/login), so a
 // provider can never replay a user's browser session against the hub.
+// The other way round, a provider's Set-Cookie for any of those names is
+// dropped from its response: it answers on the hub's origin, so a browser
+// would accept even a __Host- cookie from it, and it could plant a session
+// of its choosing (login CSRF) or end the user's.
 //
 // Out of scope: authentication itself (done upstream; the proxy reads
 // request.UserFrom), the provider's own authorization of the caller's token,

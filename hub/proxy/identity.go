@@ -15,8 +15,11 @@ import (
 const (
 	// WorkspaceHeader selects the active workspace for one request.
 	WorkspaceHeader = "X-Wharf-Workspace"
-	// WorkspaceCookie is the portal's remembered active workspace.
-	WorkspaceCookie = "wharf_workspace"
+	// WorkspaceCookie is the portal's remembered active workspace. Like
+	// every hub cookie it has the __Host- prefix: a sibling subdomain
+	// cannot plant a selection (the resolver checks access anyway, but the
+	// choice of workspace is the user's alone).
+	WorkspaceCookie = "__Host-wharf_workspace"
 )
 
 // IdentityResolver turns an authenticated caller into the identity asserted
@@ -61,7 +64,7 @@ func (e *ForbiddenError) Error() string {
 }
 
 // RequestedWorkspace is the caller's choice of active workspace: the
-// X-Wharf-Workspace header, then the wharf_workspace cookie, else "" (the
+// X-Wharf-Workspace header, then the __Host-wharf_workspace cookie, else "" (the
 // home workspace). It is only a request; the resolver verifies it.
 func RequestedWorkspace(r *http.Request) string {
 	if v := strings.TrimSpace(r.Header.Get(WorkspaceHeader)); v != "" {

@@ -94,7 +94,7 @@ func TestUIForwardedHeaders(t *testing.T) {
 	srv := newUIFront(t)
 	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/ui/providers/p/echo.json", nil)
 	req.Header.Set("Authorization", "Bearer alice-token")
-	req.Header.Set("Cookie", "wharf_workspace=root:acme; session=secret")
+	req.Header.Set("Cookie", WorkspaceCookie+"=root:acme; session=secret")
 	req.Header.Set("X-Kedge-User", "mallory")
 	req.Header.Set("X-Kedge-Base-Path", "/evil")
 	req.Header.Set("Accept-Language", "de")

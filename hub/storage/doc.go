@@ -26,4 +26,28 @@
 // clusters; its key function derives the cluster segment from the annotation,
 // so cached keys equal etcd keys and prefix filtering isolates lists and
 // watches per cluster.
+//
+// That equality is checked, not assumed, because etcd may hold values the
+// hub never wrote (an external etcd shared with others, data of an older
+// hub, etcdctl). A value-transformer wrapper (guard.go), the one layer that
+// sees the etcd key of every value read, verifies that each value decodes
+// and that the key computed from the object (name, namespace, cluster
+// annotation) is exactly the key it was read from. Otherwise:
+//
+//   - The value is skipped, never blocking: one bad key used to stop the
+//     resource's watch cache from starting, in every workspace, forever.
+//     The key and the reason (never the value) are logged, and
+//     wharf_storage_skipped_objects_total{resource,reason} counts it.
+//   - It is never served in any workspace, wildcard included: a value at
+//     cluster A's key annotated with cluster B would otherwise appear in
+//     B's cached lists. In the cache it is a stand-in at its true key,
+//     which lists and watches drop; a get answers 500 and writes to the key
+//     are refused, so the hub never overwrites data it could not read. The
+//     key is repaired in etcd.
+//   - The stand-in's marker annotation (wharf.dev/quarantined-key) is
+//     stripped from every write and, if found in a stored value, is itself
+//     a reason to skip it, so nobody can steer the cache key of an object.
+//
+// The check decodes every value read from etcd a second time; reads served
+// by the watch cache, most of them, are unaffected.
 package storage

@@ -63,13 +63,21 @@ func clusterOf(obj runtime.Object) (cluster.ID, error) {
 	return cluster.ID(id), nil
 }
 
-// setCluster stamps the cluster annotation, overwriting any client value.
+// setCluster stamps the cluster annotation, overwriting any client value,
+// and drops the quarantine marker, which only the read guard may set.
 func setCluster(obj runtime.Object, id cluster.ID) error {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return err
 	}
 	a := m.GetAnnotations()
+	_, marked := a[QuarantineAnnotation]
+	_, reasoned := a[quarantineReasonAnnotation]
+	if marked || reasoned {
+		delete(a, QuarantineAnnotation)
+		delete(a, quarantineReasonAnnotation)
+		m.SetAnnotations(a)
+	}
 	if a[ClusterAnnotation] == string(id) {
 		return nil
 	}

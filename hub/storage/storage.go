@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/storage"
@@ -97,7 +98,17 @@ func (s *clusterStorage) Watch(ctx context.Context, key string, opts storage.Lis
 	if err != nil {
 		return nil, err
 	}
-	return s.delegate.Watch(ctx, k, opts)
+	w, err := s.delegate.Watch(ctx, k, opts)
+	if err != nil {
+		return nil, err
+	}
+	// A stand-in for a refused stored value (guard.go) is never an event.
+	// An update that turned a good object into one is dropped as well,
+	// which leaves watchers with the last good version; a relist drops it.
+	return watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
+		_, q := quarantinedKey(e.Object)
+		return e, !q
+	}), nil
 }
 
 func (s *clusterStorage) Get(ctx context.Context, key string, opts storage.GetOptions, objPtr runtime.Object) error {
@@ -105,7 +116,22 @@ func (s *clusterStorage) Get(ctx context.Context, key string, opts storage.GetOp
 	if err != nil {
 		return err
 	}
-	return s.delegate.Get(ctx, k, opts, objPtr)
+	if err := s.delegate.Get(ctx, k, opts, objPtr); err != nil {
+		return err
+	}
+	if _, q := quarantinedKey(objPtr); q {
+		return errQuarantined(k)
+	}
+	return nil
+}
+
+// errQuarantined answers a request for a single object whose stored value
+// the read guard refused. It is the hub's data that is broken, not the
+// request: a 500, the same for every reason, naming no content. Writes are
+// refused too, so nothing overwrites data the hub could not read; the key
+// must be repaired in etcd (the hub log names it).
+func errQuarantined(key string) error {
+	return errors.NewInternalError(fmt.Errorf("the stored object at %q cannot be served; see the hub log", key))
 }
 
 func (s *clusterStorage) GetList(ctx context.Context, key string, opts storage.ListOptions, listObj runtime.Object) error {
@@ -113,7 +139,34 @@ func (s *clusterStorage) GetList(ctx context.Context, key string, opts storage.L
 	if err != nil {
 		return err
 	}
-	return s.delegate.GetList(ctx, k, opts, listObj)
+	if err := s.delegate.GetList(ctx, k, opts, listObj); err != nil {
+		return err
+	}
+	return dropQuarantined(listObj)
+}
+
+// dropQuarantined removes stand-ins for refused stored values (guard.go)
+// from a list. Lists without any, nearly all of them, are left untouched.
+func dropQuarantined(listObj runtime.Object) error {
+	found := false
+	if err := meta.EachListItem(listObj, func(o runtime.Object) error {
+		_, q := quarantinedKey(o)
+		found = found || q
+		return nil
+	}); err != nil || !found {
+		return err
+	}
+	items, err := meta.ExtractList(listObj)
+	if err != nil {
+		return err
+	}
+	kept := items[:0]
+	for _, o := range items {
+		if _, q := quarantinedKey(o); !q {
+			kept = append(kept, o)
+		}
+	}
+	return meta.SetList(listObj, kept)
 }
 
 func (s *clusterStorage) GuaranteedUpdate(ctx context.Context, key string, destination runtime.Object, ignoreNotFound bool,
@@ -125,6 +178,9 @@ func (s *clusterStorage) GuaranteedUpdate(ctx context.Context, key string, desti
 	// Stamp the annotation on whatever the update produces, so a client
 	// cannot remove or change it with an update or a patch.
 	stamped := func(input runtime.Object, res storage.ResponseMeta) (runtime.Object, *uint64, error) {
+		if _, q := quarantinedKey(input); q {
+			return nil, nil, errQuarantined(k)
+		}
 		out, ttl, err := tryUpdate(input, res)
 		if err != nil || out == nil {
 			return out, ttl, err

@@ -13,10 +13,10 @@ import (
 // advertise it; neither does the hub now. The rest of the class: every
 // named-delete variant of default and kube-system is refused.
 
-// bobChild creates {N} = {bobHome}:ns-{n}, a workspace bob owns, so that an
+// bobNamespaceChild creates {N} = {bobHome}:ns-{n}, a workspace bob owns, so that an
 // unfixed hub loses that workspace's namespaces and not those of bob's
 // home, which later rows use. It sets {N}, {NID} and {defaultUID}.
-func bobChild(e *attackEnv, vars map[string]string) error {
+func bobNamespaceChild(e *attackEnv, vars map[string]string) error {
 	name := "ns-" + vars["n"]
 	if err := e.wantAs(http.StatusCreated, "bob", http.MethodPost, "/clusters/{bobHome}/apis/tenancy.wharf.dev/v1alpha1/workspaces",
 		`{"apiVersion":"tenancy.wharf.dev/v1alpha1","kind":"Workspace","metadata":{"name":"`+name+`"}}`, vars); err != nil {
@@ -127,7 +127,7 @@ func init() {
 	}
 	registerAttacks(
 		attack{finding: "11.8", name: "DELETE the namespace collection (every variant, every address)",
-			before: bobChild,
+			before: bobNamespaceChild,
 			steps: []step{
 				del("/clusters/{N}/api/v1/namespaces?dryRun=All", ""),
 				del("/clusters/{NID}/api/v1/namespaces?labelSelector=kubernetes.io/metadata.name%3Ddefault", ""),
@@ -144,7 +144,7 @@ func init() {
 			},
 			after: immortalSurvive},
 		attack{finding: "11.8", name: "named deletes of default and kube-system (dry run, preconditions, propagation, no finalizer)",
-			before: bobChild,
+			before: bobNamespaceChild,
 			steps: []step{
 				named("/clusters/{N}/api/v1/namespaces/default", ""),
 				named("/clusters/{NID}/api/v1/namespaces/kube-system", ""),

@@ -68,18 +68,6 @@ func crb(name, role, user string) string {
 		"subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":"` + user + `"}]}`
 }
 
-// waitFor polls cond until it holds or timeout passes; for set-up only.
-func waitFor(timeout time.Duration, cond func() error) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil || time.Now().After(deadline) {
-			return err
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
 // bobStillView is the postcondition of every escalation row: bob reads no
 // Secret in {W} and may not create ConfigMaps there.
 func bobStillView(e *attackEnv, vars map[string]string) error {

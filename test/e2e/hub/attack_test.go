@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -233,4 +234,17 @@ func (e *attackEnv) wantAs(want int, who, method, path, body string, vars map[st
 		return fmt.Errorf("%s %s as %s: %d, want %d: %s", method, expand(path, vars), who, code, want, b)
 	}
 	return nil
+}
+
+// waitFor polls cond until it returns nil or timeout passes, returning its
+// last error; for before and after hooks, which report instead of failing.
+func waitFor(timeout time.Duration, cond func() error) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		err := cond()
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }

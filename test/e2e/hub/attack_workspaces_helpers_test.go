@@ -52,19 +52,6 @@ func victimsSurvive(e *attackEnv, vars map[string]string) error {
 	return nil
 }
 
-// waitFor polls cond until it holds; deletion and orphan collection are
-// asynchronous, so rows wait for their outcome, not for a time.
-func waitFor(timeout time.Duration, cond func() error) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil || time.Now().After(deadline) {
-			return err
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
 // waitGone waits until bob's child name is deleted and its path released.
 func waitGone(e *attackEnv, name string, vars map[string]string) error {
 	path := expand("{bobHome}:"+name, vars)

@@ -12,28 +12,21 @@ import (
 )
 
 // externalEtcd runs a real etcd member (the upstream embed package) in the
-// test process; hubs connect to it over loopback like to any external etcd.
-// Its ports are picked free and bound a moment later, so a start that lost
-// them to a parallel test is retried.
+// test process; hubs connect to it through its unix socket like to any
+// external etcd.
 func externalEtcd(t *testing.T) (*clientv3.Client, []string) {
 	t.Helper()
-	for attempt := 1; ; attempt++ {
-		e, err := wetcd.StartEmbedded(context.Background(), t.TempDir())
-		if err != nil {
-			if attempt < 3 && strings.Contains(err.Error(), "address already in use") {
-				t.Logf("external etcd lost a port race, retrying: %v", err)
-				continue
-			}
-			t.Fatal(err)
-		}
-		t.Cleanup(e.Close)
-		c, err := clientv3.New(clientv3.Config{Endpoints: []string{e.ClientURL}, DialTimeout: 10 * time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = c.Close() })
-		return c, []string{e.ClientURL}
+	e, err := wetcd.StartEmbedded(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(e.Close)
+	c, err := clientv3.New(clientv3.Config{Endpoints: []string{e.ClientURL}, DialTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c, []string{e.ClientURL}
 }
 
 // keysContaining lists every etcd key that mentions any of the needles.

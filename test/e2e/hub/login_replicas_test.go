@@ -39,7 +39,7 @@ func TestBrowserSessionAcrossReplicas(t *testing.T) {
 	}
 	var session *http.Cookie
 	for _, c := range br.rec.Last("/auth/callback").Cookies() {
-		if c.Name == "wharf_session" {
+		if c.Name == "__Host-wharf_session" {
 			session = c
 		}
 	}
@@ -49,7 +49,7 @@ func TestBrowserSessionAcrossReplicas(t *testing.T) {
 	// The cookie as another client sends it to either replica.
 	with := func(h *hubProc, method, path string, hdr map[string]string) (int, string) {
 		req, _ := http.NewRequest(method, h.URL+path, nil)
-		req.AddCookie(&http.Cookie{Name: "wharf_session", Value: session.Value})
+		req.AddCookie(&http.Cookie{Name: "__Host-wharf_session", Value: session.Value})
 		for k, v := range hdr {
 			req.Header.Set(k, v)
 		}

@@ -38,12 +38,30 @@ func TestBrowserLogin(t *testing.T) {
 	cb := b.rec.Last("/auth/callback")
 	var session *http.Cookie
 	for _, c := range cb.Cookies() {
-		if c.Name == "wharf_session" {
+		if c.Name == "__Host-wharf_session" {
 			session = c
 		}
 	}
 	if session == nil || !session.HttpOnly || !session.Secure || session.SameSite != http.SameSiteLaxMode || session.Path != "/" || session.MaxAge <= 0 {
-		t.Fatalf("wharf_session cookie: %+v", session)
+		t.Fatalf("__Host-wharf_session cookie: %+v", session)
+	}
+	// Issue 11 finding 14: every cookie the hub sets is bound to its exact
+	// origin, and the same session under the old, plantable name does not
+	// authenticate.
+	for _, r := range b.rec.Responses() {
+		if !strings.HasPrefix(r.Request.URL.String(), h.URL) {
+			continue
+		}
+		for _, c := range r.Cookies() {
+			if !strings.HasPrefix(c.Name, "__Host-") || !c.Secure || c.Path != "/" || c.Domain != "" {
+				t.Errorf("%s sets cookie %s without the __Host- binding: %+v", r.Request.URL.Path, c.Name, c)
+			}
+		}
+	}
+	planted, _ := http.NewRequest(http.MethodGet, h.URL+"/clusters/root/api/v1/namespaces/default/configmaps", nil)
+	planted.AddCookie(&http.Cookie{Name: "wharf_session", Value: session.Value})
+	if resp, err := newBrowser(t, h, p).Do(planted); err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the session under the unprefixed name wharf_session: %v %v, want 401", resp, err)
 	}
 	for _, r := range b.rec.Responses() {
 		if u := r.Request.URL.String(); strings.Contains(u, session.Value) || strings.Contains(u, "code_verifier") {
@@ -135,7 +153,7 @@ func TestBrowserLogin(t *testing.T) {
 		t.Fatalf("logout: %d %s", code, body)
 	}
 	req, _ = http.NewRequest(http.MethodGet, h.URL+cms, nil)
-	req.AddCookie(&http.Cookie{Name: "wharf_session", Value: session.Value})
+	req.AddCookie(&http.Cookie{Name: "__Host-wharf_session", Value: session.Value})
 	if resp, err := newBrowser(t, h, p).Do(req); err != nil || resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("cookie after logout: %v %v, want 401", resp.StatusCode, err)
 	}

@@ -43,7 +43,7 @@ func TestProviderBackendProxy(t *testing.T) {
 		}
 		for k, v := range hdr {
 			if k == "Cookie" {
-				req.AddCookie(&http.Cookie{Name: "wharf_workspace", Value: v})
+				req.AddCookie(&http.Cookie{Name: "__Host-wharf_workspace", Value: v})
 				continue
 			}
 			req.Header.Set(k, v)

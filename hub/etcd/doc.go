@@ -1,0 +1,20 @@
+// Package etcd runs the embedded etcd member that backs a single hub when no
+// external etcd cluster is configured.
+//
+// Threat model. etcd holds everything: every workspace's objects, every
+// Secret, the service-account signing key and the login sessions' refresh
+// tokens. The embedded member has no authentication and no TLS, so the only
+// thing between another local user (or a process of another user on the
+// hub's machine) and all of that is who can connect. Hence:
+//
+//   - The member opens no TCP port: no client port, no peer port, no
+//     metrics port. Loopback TCP is reachable by every local user.
+//   - Clients connect through a unix socket inside the member's directory,
+//     which is created (and re-restricted at every start) with mode 0700, so
+//     only the hub's own user can reach the socket.
+//   - A single member has no peers, so it needs no peer listener; the peer
+//     URL it advertises is never listened on.
+//
+// An external etcd (--etcd-servers) is the operator's to secure, with TLS
+// client certificates (--etcd-certfile, --etcd-keyfile, --etcd-cafile).
+package etcd
