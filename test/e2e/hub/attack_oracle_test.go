@@ -74,7 +74,7 @@ var (
 	}
 	proxyProbes = []oracleProbe{
 		{name: "X-Wharf-Workspace", method: http.MethodGet, path: "/services/providers/example/whoami", header: map[string]string{"X-Wharf-Workspace": "{T}"}},
-		{name: "workspace cookie", method: http.MethodGet, path: "/services/providers/example/whoami", header: map[string]string{"Cookie": "wharf_workspace={T}"}},
+		{name: "workspace cookie", method: http.MethodGet, path: "/services/providers/example/whoami", header: map[string]string{"Cookie": "__Host-wharf_workspace={T}"}},
 		{name: "X-Wharf-Workspace POST", method: http.MethodPost, path: "/services/providers/example/hub", body: "{}", header: map[string]string{"X-Wharf-Workspace": "{T}"}},
 	}
 )
@@ -250,7 +250,7 @@ func init() {
 					want: http.StatusTooManyRequests, has: `"reason":"TooManyRequests"`, hasNot: "bad-again"},
 				{method: http.MethodGet, path: "/services/providers/example/whoami", header: map[string]string{"Authorization": "Bearer bad-again", "X-Forwarded-For": "{addr}"},
 					want: http.StatusTooManyRequests, has: `"reason":"TooManyRequests"`},
-				{method: http.MethodGet, path: "/api", header: map[string]string{"Cookie": "wharf_session=forged", "X-Forwarded-For": "{addr}"},
+				{method: http.MethodGet, path: "/api", header: map[string]string{"Cookie": "__Host-wharf_session=forged", "X-Forwarded-For": "{addr}"},
 					want: http.StatusTooManyRequests},
 				// Valid callers behind the same address are not penalised.
 				{as: "alice", method: http.MethodGet, path: "/clusters/{aliceHome}/api/v1/namespaces/default/configmaps", header: map[string]string{"X-Forwarded-For": "{addr}"}, want: http.StatusOK},
