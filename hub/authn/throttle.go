@@ -60,9 +60,15 @@ type Throttle struct {
 	session string
 
 	mu sync.Mutex
-	// good holds digests of credentials that authenticated, bounded.
+	// good holds digests of (client address, credential) pairs that
+	// authenticated, bounded. Keyed on the address too, so that a token
+	// its owner used from elsewhere is no bypass for a guesser here.
 	good *lru.Cache
 }
+
+// anyAddress files credentials the hub itself knows to be good (Remember)
+// for every address.
+const anyAddress = "*"
 
 // NewThrottle returns a throttle charging failures at o's rate, believing
 // X-Forwarded-For from trusted, reading the session credential from cookie
@@ -78,34 +84,70 @@ func NewThrottle(o *ThrottleOptions, trusted []*net.IPNet, session string, c clo
 
 // credential is what a request authenticates with: its Authorization
 // header, else its session cookie, else "" (nothing to guess with).
-func (t *Throttle) credential(r *http.Request) string {
+// unguessable reports whether the credential is signed or sealed by a key
+// the caller does not have: a JWT (service-account and OIDC tokens) or the
+// hub's AEAD-sealed session cookie. Guessing one is hopeless, so refusing
+// it while its address is throttled would protect nothing and lock out the
+// callers sharing that address (a NAT, a proxy): a fresh service-account
+// token, a rotated ID token, a first browser login.
+func (t *Throttle) credential(r *http.Request) (cred string, unguessable bool) {
 	if v := r.Header.Values("Authorization"); len(v) > 0 {
-		return strings.Join(v, "\n")
+		if len(v) == 1 {
+			if tok, ok := strings.CutPrefix(v[0], "Bearer "); ok && isJWT(tok) {
+				return v[0], true
+			}
+		}
+		return strings.Join(v, "\n"), false
 	}
 	if t.session != "" {
 		if c, err := r.Cookie(t.session); err == nil && c.Value != "" {
-			return "cookie:" + c.Value
+			return "cookie:" + c.Value, true
 		}
 	}
-	return ""
+	return "", false
+}
+
+// isJWT reports whether tok has a JWS compact serialization's shape: three
+// non-empty base64url segments. Its signature is checked by whichever
+// authenticator accepts it; a forged one fails there and is charged.
+func isJWT(tok string) bool {
+	parts := strings.Split(tok, ".")
+	if len(parts) != 3 {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" || strings.IndexFunc(p, func(c rune) bool {
+			return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_')
+		}) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // digest keeps credentials out of memory structures that outlive the
 // request, and out of anything a heap dump would show in clear.
-func digest(cred string) [sha256.Size]byte { return sha256.Sum256([]byte(cred)) }
-
-// Remember marks a credential as known good, as if it had authenticated
-// (the hub's own loopback token, say).
-func (t *Throttle) Remember(cred string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.good.Add(digest(cred), struct{}{})
+func digest(addr, cred string) [sha256.Size]byte {
+	return sha256.Sum256([]byte(addr + "\x00" + cred))
 }
 
-func (t *Throttle) known(cred string) bool {
+// Remember marks a credential as known good from every address, as if it
+// had authenticated (the hub's own loopback and admin tokens, say).
+func (t *Throttle) Remember(cred string) { t.remember(anyAddress, cred) }
+
+func (t *Throttle) remember(addr, cred string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	_, ok := t.good.Get(digest(cred))
+	t.good.Add(digest(addr, cred), struct{}{})
+}
+
+func (t *Throttle) known(addr, cred string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.good.Get(digest(addr, cred)); ok {
+		return true
+	}
+	_, ok := t.good.Get(digest(anyAddress, cred))
 	return ok
 }
 
@@ -115,12 +157,12 @@ func (t *Throttle) known(cred string) bool {
 func (t *Throttle) Authenticator(delegate authenticator.Request) authenticator.Request {
 	return authenticator.RequestFunc(func(r *http.Request) (*authenticator.Response, bool, error) {
 		// Read before delegating: authentication deletes the header.
-		cred := t.credential(r)
+		cred, _ := t.credential(r)
 		resp, ok, err := delegate.AuthenticateRequest(r)
 		switch {
 		case cred == "":
 		case ok && err == nil:
-			t.Remember(cred)
+			t.remember(login.ClientAddress(r, t.trusted), cred)
 		default:
 			t.failures.Charge(login.ClientAddress(r, t.trusted))
 		}
@@ -129,19 +171,20 @@ func (t *Throttle) Authenticator(delegate authenticator.Request) authenticator.R
 }
 
 // WithThrottle refuses, with 429 and Retry-After, a request whose client
-// address is over its failure budget unless its credential is known good.
-// It must run before authentication, so that a refused guess is never
-// evaluated. Requests without a credential pass: they guess nothing.
+// address is over its failure budget, unless its credential is unguessable
+// (see credential) or authenticated from this address before. It must run
+// before authentication, so that a refused guess is never evaluated.
+// Requests without a credential pass: they guess nothing.
 func (t *Throttle) WithThrottle(delegate http.Handler, s runtime.NegotiatedSerializer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		cred := t.credential(r)
-		if cred == "" {
+		cred, unguessable := t.credential(r)
+		if cred == "" || unguessable {
 			delegate.ServeHTTP(w, r)
 			return
 		}
 		addr := login.ClientAddress(r, t.trusted)
 		over, wait := t.failures.Exhausted(addr)
-		if !over || t.known(cred) {
+		if !over || t.known(addr, cred) {
 			delegate.ServeHTTP(w, r)
 			return
 		}

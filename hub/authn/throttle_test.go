@@ -46,9 +46,18 @@ func TestThrottle(t *testing.T) {
 			{name: "a valid credential never seen here waits", addr: "198.51.100.1", auth: good2, want: 429, retryAfter: "1"},
 			{name: "other addresses are not penalised", addr: "203.0.113.5", auth: "Bearer bad4", want: 401},
 			{name: "no credential guesses nothing and passes", addr: "198.51.100.1", want: 401},
-			{name: "a forged session cookie is a credential too", addr: "198.51.100.1", cookie: "forged", want: 429},
+			{name: "a sealed session cookie cannot be guessed: evaluated (and charged)", addr: "198.51.100.1", cookie: "forged", want: 401},
+			{name: "a JWT cannot be guessed: evaluated (and charged)", addr: "198.51.100.1", auth: "Bearer eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln", want: 401},
+			{name: "JWT-like but not base64url: guessable, refused", addr: "198.51.100.1", auth: "Bearer a.b.c!", want: 429},
 			{name: "the bucket refills at the rate", wait: time.Second, addr: "198.51.100.1", auth: good2, want: 200},
 			{name: "now remembered", addr: "198.51.100.1", auth: good2, want: 200},
+		}},
+		{name: "known good from one address is no bypass at another", steps: []throttleStep{
+			{name: "owner uses it", addr: "203.0.113.7", auth: good, want: 200},
+			{addr: "198.51.100.8", auth: "Bearer bad1", want: 401},
+			{addr: "198.51.100.8", auth: "Bearer bad2", want: 401},
+			{name: "the guesser's correct guess is not evaluated", addr: "198.51.100.8", auth: good, want: 429},
+			{name: "the hub's own tokens pass everywhere", addr: "198.51.100.8", auth: "Bearer remembered-by-hub", want: 401},
 		}},
 		{name: "refused requests are not charged again", steps: []throttleStep{
 			{addr: "198.51.100.2", auth: "Bearer x", want: 401},
@@ -71,6 +80,7 @@ func TestThrottle(t *testing.T) {
 			clk := clocktesting.NewFakePassiveClock(time.Unix(1e9, 0))
 			_, proxies, _ := net.ParseCIDR("10.0.0.0/8")
 			th := NewThrottle(&ThrottleOptions{FailureRate: 1, FailureBurst: 2}, []*net.IPNet{proxies}, "wharf_session", clk)
+			th.Remember("Bearer remembered-by-hub")
 			h := throttledServer(t, th, strings.TrimPrefix(good, "Bearer "), strings.TrimPrefix(good2, "Bearer "))
 			for i, s := range tc.steps {
 				clk.SetTime(clk.Now().Add(s.wait))

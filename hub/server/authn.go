@@ -107,17 +107,21 @@ func newAuthorizer(a admins, w *workspaceRBAC, providers authorizer.Authorizer) 
 // authnThrottle wraps the hub's authenticator (loopback token included) so
 // that failed authentication is charged per client address, and returns the
 // throttle whose filter must run before authentication. The hub's own
-// loopback token is known good from the start: an attacker flooding from
-// the hub's machine must not lock the hub out of itself.
-func (o *Options) authnThrottle(gc *genericapiserver.RecommendedConfig) (*authn.Throttle, error) {
+// loopback token and the generated admin token (both random, so listing
+// them helps no guesser) are known good from the start: an attacker
+// flooding from a shared address must not lock the hub, or its
+// administrator after a restart, out.
+func (o *Options) authnThrottle(gc *genericapiserver.RecommendedConfig, adminToken string) (*authn.Throttle, error) {
 	trusted, err := o.Login.TrustedProxies()
 	if err != nil {
 		return nil, err
 	}
 	t := authn.NewThrottle(o.AuthnThrottle, trusted, login.SessionCookie, clock.RealClock{})
 	gc.Authentication.Authenticator = t.Authenticator(gc.Authentication.Authenticator)
-	if tok := gc.LoopbackClientConfig.BearerToken; tok != "" {
-		t.Remember("Bearer " + tok)
+	for _, tok := range []string{gc.LoopbackClientConfig.BearerToken, adminToken} {
+		if tok != "" {
+			t.Remember("Bearer " + tok)
+		}
 	}
 	return t, nil
 }

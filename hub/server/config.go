@@ -213,7 +213,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	// wraps it), so that every caller's impersonation, the loopback
 	// client's included, is confined to the request's workspace.
 	gc.Authentication.Authenticator = withImpersonationConfinement(gc.Authentication.Authenticator, extra.RBAC.withCluster)
-	throttle, err := o.authnThrottle(gc)
+	throttle, err := o.authnThrottle(gc, extra.AdminToken)
 	if err != nil {
 		return nil, err
 	}
