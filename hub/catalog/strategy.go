@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -86,7 +87,21 @@ func (s strategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
 
 var catalogOps = kindOps{
 	clearStatus: func(obj runtime.Object) {
-		// The hub creates entries with their first status.
+		// Status is the hub's observation of its replicas: whoever
+		// creates an entry (a root admin, or the syncer itself) starts
+		// without one, and the syncer writes it through the status store.
+		obj.(*providersv1alpha1.CatalogEntry).Status = providersv1alpha1.CatalogEntryStatus{}
+	},
+	validate: func(obj runtime.Object) field.ErrorList {
+		e := obj.(*providersv1alpha1.CatalogEntry)
+		var errs field.ErrorList
+		for i, a := range e.Spec.APIs {
+			if ReservedGroup(a.Group) {
+				errs = append(errs, field.Forbidden(field.NewPath("spec", "apis").Index(i).Child("group"),
+					fmt.Sprintf("API group %q is served by the hub or reserved by Kubernetes; no provider may own it", a.Group)))
+			}
+		}
+		return errs
 	},
 	preserve: func(obj, old runtime.Object, status bool) {
 		n, o := obj.(*providersv1alpha1.CatalogEntry), old.(*providersv1alpha1.CatalogEntry)

@@ -139,7 +139,7 @@ func (h *Hub) installCatalog(builtin map[schema.GroupVersion]map[string]rest.Sto
 		return nil, err
 	}
 	builtin[providersv1alpha1.SchemeGroupVersion] = st.Map()
-	index, err := enablement.NewIndex(st.Bindings, st.Entries)
+	index, err := enablement.NewIndex(st.Bindings, st.Entries, h.rootID)
 	if err != nil {
 		return nil, err
 	}
