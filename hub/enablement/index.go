@@ -14,8 +14,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	providersv1alpha1 "github.com/wharfhub/wharf/hub/apis/providers/v1alpha1"
-	"github.com/wharfhub/wharf/hub/cluster"
 	"github.com/wharfhub/wharf/hub/catalog"
+	"github.com/wharfhub/wharf/hub/cluster"
 	wstorage "github.com/wharfhub/wharf/hub/storage"
 )
 
