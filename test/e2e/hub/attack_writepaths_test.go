@@ -52,7 +52,8 @@ func catalogBarrier(e *attackEnv, vars map[string]string) error {
 		return err
 	}
 	defer e.as("admin", http.MethodDelete, ceBase+"/"+name, "", vars)
-	want := fmt.Sprintf("belongs to provider %q", name)
+	// The message is inside a JSON string, its quotes escaped.
+	want := `belongs to provider \"` + name + `\"`
 	for deadline := time.Now().Add(60 * time.Second); ; {
 		code, b := e.as("admin", http.MethodGet, "/apis/"+group+"/v1/things", "", vars)
 		if code == http.StatusNotFound && strings.Contains(b, want) {
@@ -225,8 +226,12 @@ func tokenRows() []attack {
 		{finding: "11.4", name: "token request naming another service account in the body", steps: []step{
 			{as: "bob", method: http.MethodPost, path: "/clusters/{bobHome}/api/v1/namespaces/default/serviceaccounts", body: sa, want: http.StatusCreated},
 			{as: "bob", method: http.MethodPost, path: "/clusters/{bobHome}/api/v1/namespaces/default/serviceaccounts/sa-{n}/token",
-				body: `{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","metadata":{"name":"default","namespace":"kube-system"},"spec":{}}`,
-				want: http.StatusUnprocessableEntity, hasNot: `"token":"ey`},
+				body: `{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","metadata":{"name":"default"},"spec":{}}`,
+				want: http.StatusUnprocessableEntity, has: "must match the service account name", hasNot: `"token":"ey`},
+			// The request handler refuses another namespace before storage.
+			{as: "bob", method: http.MethodPost, path: "/clusters/{bobHome}/api/v1/namespaces/default/serviceaccounts/sa-{n}/token",
+				body: `{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","metadata":{"namespace":"kube-system"},"spec":{}}`,
+				want: http.StatusBadRequest, hasNot: `"token":"ey`},
 		}},
 	}
 }
