@@ -134,3 +134,52 @@ func TestWritePaths(t *testing.T) {
 		t.Error("catalogentries/status is served to clients")
 	}
 }
+
+// TestCleanupFinalizerStays: a client cannot drop a binding's cleanup
+// finalizer, neither before nor after asking for deletion (that would
+// skip disabling); the hub's cleanup store can.
+func TestCleanupFinalizerStays(t *testing.T) {
+	st := newTestStorage(t, testserver.RunEtcd(t, nil).Endpoints())
+	ctx := in(home)
+	if _, err := st.Entries.Create(in(root), &providersv1alpha1.CatalogEntry{ObjectMeta: metav1.ObjectMeta{Name: "real"}},
+		rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	b := &providersv1alpha1.ProviderBinding{ObjectMeta: metav1.ObjectMeta{Name: "b"}, Spec: providersv1alpha1.ProviderBindingSpec{Provider: "real"}}
+	if _, err := st.Bindings.Create(ctx, b, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	strip := func(s rest.Updater) (*providersv1alpha1.ProviderBinding, error) {
+		obj, err := st.Bindings.Get(ctx, "b", &metav1.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		cp := obj.(*providersv1alpha1.ProviderBinding).DeepCopy()
+		cp.Finalizers = nil
+		out, _, err := s.Update(ctx, "b", rest.DefaultUpdatedObjectInfo(cp), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return out.(*providersv1alpha1.ProviderBinding), nil
+	}
+	for _, deleting := range []bool{false, true} {
+		if deleting {
+			if _, _, err := st.Bindings.Delete(ctx, "b", rest.ValidateAllObjectFunc, &metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := strip(st.Bindings)
+		if err != nil {
+			t.Fatalf("deleting=%v: %v", deleting, err)
+		}
+		if len(got.Finalizers) != 1 || got.Finalizers[0] != providersv1alpha1.BindingCleanupFinalizer {
+			t.Fatalf("deleting=%v: a client dropped the finalizer: %v", deleting, got.Finalizers)
+		}
+	}
+	if _, err := strip(st.BindingsCleanup); err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	if _, err := st.Bindings.Get(ctx, "b", &metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("after the hub dropped the finalizer: %v", err)
+	}
+}

@@ -39,6 +39,10 @@
 //     status subresources are not served; the syncer and the enablement
 //     controller write it in-process (EntriesStatus, BindingsStatus).
 //     Clients cannot forge a provider's readiness or a binding's Bound.
+//   - A binding's cleanup finalizer (which makes disabling purge the
+//     provider's data and grants) is kept on every client update, before
+//     and after deletion was asked for; only the enablement controller,
+//     through BindingsCleanup (never served), drops it once done.
 //   - Which workspace an object belongs to is what the storage decorator
 //     recorded (wharf.dev/cluster, overwritten on every write), never a
 //     client field.

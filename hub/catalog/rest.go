@@ -23,6 +23,10 @@ type Storage struct {
 	EntriesStatus  *StatusREST
 	Bindings       *BindingREST
 	BindingsStatus *StatusREST
+	// BindingsCleanup is the one writer that may drop a binding's
+	// cleanup finalizer: the enablement controller, once it disabled the
+	// provider. It is never served.
+	BindingsCleanup *genericregistry.Store
 }
 
 // Map returns the storage map to install. The status subresources are
@@ -64,29 +68,30 @@ var (
 // NewStorage builds the storage of both kinds. root is the root
 // workspace's logical cluster, the only home of CatalogEntries.
 func NewStorage(typer runtime.ObjectTyper, optsGetter generic.RESTOptionsGetter, root cluster.ID) (*Storage, error) {
-	entries, entriesStatus, err := newStore(typer, optsGetter, "catalogentry", catalogOps, entryTable, rootOnly(root),
+	entries, entriesStatus, _, err := newStore(typer, optsGetter, "catalogentry", catalogOps, entryTable, rootOnly(root),
 		func() runtime.Object { return &providersv1alpha1.CatalogEntry{} },
 		func() runtime.Object { return &providersv1alpha1.CatalogEntryList{} })
 	if err != nil {
 		return nil, err
 	}
 	e := &EntryREST{Store: entries, root: root}
-	bindings, bindingsStatus, err := newStore(typer, optsGetter, "providerbinding", bindingOps, bindingTable, hooks{create: providerExists(e)},
+	bindings, bindingsStatus, bindingsCleanup, err := newStore(typer, optsGetter, "providerbinding", bindingOps, bindingTable, hooks{create: providerExists(e)},
 		func() runtime.Object { return &providersv1alpha1.ProviderBinding{} },
 		func() runtime.Object { return &providersv1alpha1.ProviderBindingList{} })
 	if err != nil {
 		return nil, err
 	}
 	return &Storage{
-		Entries:        e,
-		EntriesStatus:  &StatusREST{store: entriesStatus, newFn: entries.NewFunc},
-		Bindings:       &BindingREST{Store: bindings},
-		BindingsStatus: &StatusREST{store: bindingsStatus, newFn: bindings.NewFunc},
+		Entries:         e,
+		EntriesStatus:   &StatusREST{store: entriesStatus, newFn: entries.NewFunc},
+		Bindings:        &BindingREST{Store: bindings},
+		BindingsStatus:  &StatusREST{store: bindingsStatus, newFn: bindings.NewFunc},
+		BindingsCleanup: bindingsCleanup,
 	}, nil
 }
 
 func newStore(typer runtime.ObjectTyper, optsGetter generic.RESTOptionsGetter, singular string, ops kindOps, table registry.Table, h hooks,
-	newFn, newList func() runtime.Object) (*genericregistry.Store, *genericregistry.Store, error) {
+	newFn, newList func() runtime.Object) (main, status, cleanup *genericregistry.Store, err error) {
 	st := strategy{ObjectTyper: typer, NameGenerator: names.SimpleNameGenerator, ops: ops}
 	s := &genericregistry.Store{
 		NewFunc:                   newFn,
@@ -105,13 +110,17 @@ func newStore(typer runtime.ObjectTyper, optsGetter generic.RESTOptionsGetter, s
 		s.DefaultQualifiedResource = providersv1alpha1.Resource("catalogentries")
 	}
 	if err := s.CompleteWithOptions(&generic.StoreOptions{RESTOptions: optsGetter}); err != nil {
-		return nil, nil, fmt.Errorf("completing %s storage: %w", singular, err)
+		return nil, nil, nil, fmt.Errorf("completing %s storage: %w", singular, err)
 	}
-	status := *s
-	statusSt := st
-	statusSt.status = true
-	status.UpdateStrategy, status.ResetFieldsStrategy = statusSt, statusSt
-	return s, &status, nil
+	// The copies share the backend and differ in how updates treat the
+	// object: status only, or with the hub's right to finish cleanup.
+	derive := func(set func(*strategy)) *genericregistry.Store {
+		cp, cst := *s, st
+		set(&cst)
+		cp.UpdateStrategy, cp.ResetFieldsStrategy = cst, cst
+		return &cp
+	}
+	return s, derive(func(c *strategy) { c.status = true }), derive(func(c *strategy) { c.cleanup = true }), nil
 }
 
 // ShortNames implements rest.ShortNamesProvider.

@@ -39,6 +39,9 @@ type RBACStore interface {
 
 // Config is what the Controller writes through.
 type Config struct {
+	// Bindings must be the binding storage that may drop the cleanup
+	// finalizer (catalog.Storage.BindingsCleanup); the served one keeps
+	// it, whoever asks.
 	Bindings       Store
 	BindingsStatus Store
 	ClusterRoles   RBACStore

@@ -145,7 +145,7 @@ func (h *Hub) installCatalog(builtin map[schema.GroupVersion]map[string]rest.Sto
 	}
 	rbacGV := rbacv1.SchemeGroupVersion
 	ctrl, err := enablement.NewController(enablement.Config{
-		Bindings: st.Bindings, BindingsStatus: st.BindingsStatus,
+		Bindings: st.BindingsCleanup, BindingsStatus: st.BindingsStatus,
 		ClusterRoles: builtin[rbacGV]["clusterroles"].(enablement.RBACStore),
 		RoleBindings: builtin[rbacGV]["clusterrolebindings"].(enablement.RBACStore),
 		Etcd:         x.EtcdClient, EtcdPrefix: x.EtcdPrefix,
