@@ -98,6 +98,28 @@ func init() {
 	registerAttacks(catalogRows()...)
 	registerAttacks(bindingRows()...)
 	registerAttacks(tokenRows()...)
+	registerAttacks(crdRows()...)
+}
+
+// crdRows: CustomResourceDefinitions are hub-wide, so a workspace admin
+// may not write them on any path (the hub guard decides on the verb,
+// which covers server-side apply as patch, and the status subresource).
+func crdRows() []attack {
+	const crdBase = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+	const crd = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"things.{n}.example.com"},` +
+		`"spec":{"group":"{n}.example.com","names":{"kind":"Thing","plural":"things"},"scope":"Namespaced",` +
+		`"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object"}}}]}}`
+	var steps []step
+	for _, prefix := range []string{"/clusters/{bobHome}", "/clusters/{bobID}", ""} {
+		steps = append(steps,
+			step{as: "bob", method: http.MethodPost, path: prefix + crdBase, body: crd, want: http.StatusForbidden},
+			step{as: "bob", method: http.MethodPost, path: prefix + crdBase + "?dryRun=All", body: crd, want: http.StatusForbidden},
+			step{as: "bob", method: http.MethodPatch, path: prefix + crdBase + "/things.{n}.example.com?fieldManager=x", ctype: apply, body: crd, want: http.StatusForbidden},
+			step{as: "bob", method: http.MethodPatch, path: prefix + crdBase + "/widgets.example.wharf.dev/status", body: `{"status":{"acceptedNames":{"kind":"X","plural":"xs"}}}`, want: http.StatusForbidden},
+			step{as: "bob", method: http.MethodDelete, path: prefix + crdBase + "?labelSelector=x%3Dy", want: http.StatusForbidden},
+		)
+	}
+	return []attack{{finding: "11.4", name: "custom resource definitions from a home, every write path", steps: steps}}
 }
 
 func catalogRows() []attack {
