@@ -33,4 +33,9 @@
 //     for it, and only for the groups the provider owns (the oldest claim
 //     wins), so it cannot enable anything for another workspace or reach
 //     another provider's data.
+//   - The edge-proxy grant has predictable names, so a workspace admin
+//     may create them first; the Controller rewrites whatever it finds
+//     under them to exactly the grant (one rule, one subject, its own
+//     role; a binding with another roleRef is replaced), so the hub never
+//     binds a provider to more than the grant.
 package enablement
