@@ -220,8 +220,37 @@ func bindingRows() []attack {
 			{as: "bob", method: http.MethodPatch, path: "/clusters/{bobHome}" + pbBase + "/b-{n}/status",
 				body: `{"status":{"conditions":[{"type":"Bound","status":"True","reason":"Forged","message":"forged","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}`,
 				want: http.StatusNotFound},
-			{as: "bob", method: http.MethodDelete, path: "/clusters/{bobHome}" + pbBase + "/b-{n}", want: http.StatusOK},
+			// The binding stays: the next row relies on the provider
+			// being enabled in bob's home.
 		}},
+		// The hub binds the provider to a role of a predictable name; bob
+		// makes that role grant everything and enables the provider (again).
+		// The hub must bind it to its grant, not to bob's role.
+		{finding: "11.4", name: "binding makes the hub bind a provider to a planted role", after: grantConverged, steps: []step{
+			// Created or taken over, whichever comes first: the grant of
+			// the row before may or may not exist yet.
+			{as: "bob", method: http.MethodPatch, path: "/clusters/{bobHome}/apis/rbac.authorization.k8s.io/v1/clusterroles/wharf:provider:example:edge-proxy?fieldManager=bob&force=true",
+				ctype: apply, body: `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"wharf:provider:example:edge-proxy"},` +
+					`"rules":[{"verbs":["*"],"apiGroups":["*"],"resources":["*"]}]}`},
+			{as: "bob", method: http.MethodPost, path: "/clusters/{bobHome}" + pbBase, body: bindingTo("planted-{n}", "example"), want: http.StatusCreated},
+		}},
+	}
+}
+
+// grantConverged waits until the enablement controller has made bob's
+// planted edge-proxy role exactly the grant (it reconciles after the
+// binding is stored); the deadline only bounds a broken hub.
+func grantConverged(e *attackEnv, vars map[string]string) error {
+	path := "/clusters/{bobHome}/apis/rbac.authorization.k8s.io/v1/clusterroles/wharf:provider:example:edge-proxy"
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		code, b := e.as("bob", http.MethodGet, path, "", vars)
+		if code == http.StatusOK && strings.Contains(b, `"rules":[{"verbs":["proxy"],"apiGroups":["edges.wharf.dev"],"resources":["edges"]}]`) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the edge-proxy role never became the grant: %d %s", code, b)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
