@@ -26,6 +26,17 @@ const ProviderLabel = "providers.wharf.dev/provider"
 // under <prefix>/wharf.dev/: a CRD in that group would own those keys.
 var reservedGroups = map[string]bool{"tenancy.wharf.dev": true, "providers.wharf.dev": true, "wharf.dev": true}
 
+// ReservedGroup reports whether no provider may own group: the hub's own
+// groups, the core group and every unqualified name, and the groups
+// Kubernetes keeps for itself (*.k8s.io, *.kubernetes.io, which hold RBAC,
+// coordination, the reviews and apiextensions). Claiming one would let a
+// catalog entry switch a built-in API off behind a ProviderBinding, so the
+// catalog refuses such entries and the enablement index ignores the claim.
+func ReservedGroup(group string) bool {
+	return reservedGroups[group] || !strings.Contains(group, ".") ||
+		strings.HasSuffix(group, ".k8s.io") || strings.HasSuffix(group, ".kubernetes.io")
+}
+
 // decodeCRDs parses the manifest's CRDs; the plugin checked their shape
 // (plugin.Descriptor.Validate), the hub checks their groups.
 func decodeCRDs(d *plugin.Descriptor) ([]*apiextensionsv1.CustomResourceDefinition, error) {
@@ -35,7 +46,7 @@ func decodeCRDs(d *plugin.Descriptor) ([]*apiextensionsv1.CustomResourceDefiniti
 		if err := json.Unmarshal(raw, crd); err != nil {
 			return nil, fmt.Errorf("crd %d: %w", i, err)
 		}
-		if g := crd.Spec.Group; reservedGroups[g] || !strings.Contains(g, ".") || strings.HasSuffix(g, ".k8s.io") {
+		if g := crd.Spec.Group; ReservedGroup(g) {
 			return nil, fmt.Errorf("crd %s: group %q is reserved", crd.Name, g)
 		}
 		out = append(out, crd)

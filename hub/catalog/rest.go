@@ -2,13 +2,10 @@ package catalog
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/generic"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -26,27 +23,33 @@ type Storage struct {
 	EntriesStatus  *StatusREST
 	Bindings       *BindingREST
 	BindingsStatus *StatusREST
+	// BindingsCleanup is the one writer that may drop a binding's
+	// cleanup finalizer: the enablement controller, once it disabled the
+	// provider. It is never served.
+	BindingsCleanup *genericregistry.Store
 }
 
-// Map returns the storage map to install.
+// Map returns the storage map to install. The status subresources are
+// not in it: status is the hub's record of what it observed (replica
+// heartbeats, readiness, whether a binding is bound), so only the hub's
+// own controllers write it, in-process through EntriesStatus and
+// BindingsStatus. Serving them would let any workspace admin forge
+// Ready/Bound, and a root admin forge a provider's health.
 func (s *Storage) Map() map[string]rest.Storage {
-	return map[string]rest.Storage{
-		"catalogentries": s.Entries, "catalogentries/status": s.EntriesStatus,
-		"providerbindings": s.Bindings, "providerbindings/status": s.BindingsStatus,
-	}
+	return map[string]rest.Storage{"catalogentries": s.Entries, "providerbindings": s.Bindings}
 }
 
-// EntryREST stores CatalogEntries, in the root workspace only.
+// EntryREST stores CatalogEntries, in the root workspace only (see
+// admit.go: the rule is a store hook, so it holds on every write path).
 type EntryREST struct {
 	*genericregistry.Store
 	root cluster.ID
 }
 
 // BindingREST stores ProviderBindings; a binding must name a provider that
-// is in the catalog.
+// is in the catalog (a store hook too).
 type BindingREST struct {
 	*genericregistry.Store
-	entries *EntryREST
 }
 
 // StatusREST serves the status subresource, for the hub's controllers.
@@ -65,29 +68,30 @@ var (
 // NewStorage builds the storage of both kinds. root is the root
 // workspace's logical cluster, the only home of CatalogEntries.
 func NewStorage(typer runtime.ObjectTyper, optsGetter generic.RESTOptionsGetter, root cluster.ID) (*Storage, error) {
-	entries, entriesStatus, err := newStore(typer, optsGetter, "catalogentry", catalogOps, entryTable,
+	entries, entriesStatus, _, err := newStore(typer, optsGetter, "catalogentry", catalogOps, entryTable, rootOnly(root),
 		func() runtime.Object { return &providersv1alpha1.CatalogEntry{} },
 		func() runtime.Object { return &providersv1alpha1.CatalogEntryList{} })
 	if err != nil {
 		return nil, err
 	}
-	bindings, bindingsStatus, err := newStore(typer, optsGetter, "providerbinding", bindingOps, bindingTable,
+	e := &EntryREST{Store: entries, root: root}
+	bindings, bindingsStatus, bindingsCleanup, err := newStore(typer, optsGetter, "providerbinding", bindingOps, bindingTable, hooks{create: providerExists(e)},
 		func() runtime.Object { return &providersv1alpha1.ProviderBinding{} },
 		func() runtime.Object { return &providersv1alpha1.ProviderBindingList{} })
 	if err != nil {
 		return nil, err
 	}
-	e := &EntryREST{Store: entries, root: root}
 	return &Storage{
-		Entries:        e,
-		EntriesStatus:  &StatusREST{store: entriesStatus, newFn: entries.NewFunc},
-		Bindings:       &BindingREST{Store: bindings, entries: e},
-		BindingsStatus: &StatusREST{store: bindingsStatus, newFn: bindings.NewFunc},
+		Entries:         e,
+		EntriesStatus:   &StatusREST{store: entriesStatus, newFn: entries.NewFunc},
+		Bindings:        &BindingREST{Store: bindings},
+		BindingsStatus:  &StatusREST{store: bindingsStatus, newFn: bindings.NewFunc},
+		BindingsCleanup: bindingsCleanup,
 	}, nil
 }
 
-func newStore(typer runtime.ObjectTyper, optsGetter generic.RESTOptionsGetter, singular string, ops kindOps, table registry.Table,
-	newFn, newList func() runtime.Object) (*genericregistry.Store, *genericregistry.Store, error) {
+func newStore(typer runtime.ObjectTyper, optsGetter generic.RESTOptionsGetter, singular string, ops kindOps, table registry.Table, h hooks,
+	newFn, newList func() runtime.Object) (main, status, cleanup *genericregistry.Store, err error) {
 	st := strategy{ObjectTyper: typer, NameGenerator: names.SimpleNameGenerator, ops: ops}
 	s := &genericregistry.Store{
 		NewFunc:                   newFn,
@@ -99,18 +103,24 @@ func newStore(typer runtime.ObjectTyper, optsGetter generic.RESTOptionsGetter, s
 		DeleteStrategy:            st,
 		ResetFieldsStrategy:       st,
 		TableConvertor:            table,
+		BeginCreate:               h.create,
+		BeginUpdate:               h.update,
 	}
 	if singular == "catalogentry" {
 		s.DefaultQualifiedResource = providersv1alpha1.Resource("catalogentries")
 	}
 	if err := s.CompleteWithOptions(&generic.StoreOptions{RESTOptions: optsGetter}); err != nil {
-		return nil, nil, fmt.Errorf("completing %s storage: %w", singular, err)
+		return nil, nil, nil, fmt.Errorf("completing %s storage: %w", singular, err)
 	}
-	status := *s
-	statusSt := st
-	statusSt.status = true
-	status.UpdateStrategy, status.ResetFieldsStrategy = statusSt, statusSt
-	return s, &status, nil
+	// The copies share the backend and differ in how updates treat the
+	// object: status only, or with the hub's right to finish cleanup.
+	derive := func(set func(*strategy)) *genericregistry.Store {
+		cp, cst := *s, st
+		set(&cst)
+		cp.UpdateStrategy, cp.ResetFieldsStrategy = cst, cst
+		return &cp
+	}
+	return s, derive(func(c *strategy) { c.status = true }), derive(func(c *strategy) { c.cleanup = true }), nil
 }
 
 // ShortNames implements rest.ShortNamesProvider.
@@ -118,42 +128,6 @@ func (r *EntryREST) ShortNames() []string { return []string{"ce"} }
 
 // Root returns the logical cluster CatalogEntries live in.
 func (r *EntryREST) Root() cluster.ID { return r.root }
-
-// Create admits CatalogEntries in the root workspace only.
-func (r *EntryREST) Create(ctx context.Context, obj runtime.Object, v rest.ValidateObjectFunc, o *metav1.CreateOptions) (runtime.Object, error) {
-	if err := r.inRoot(ctx); err != nil {
-		return nil, err
-	}
-	return r.Store.Create(ctx, obj, v, o)
-}
-
-func (r *EntryREST) inRoot(ctx context.Context) error {
-	if id, ok := cluster.From(ctx); !ok || id != r.root {
-		return apierrors.NewForbidden(providersv1alpha1.Resource("catalogentries"), "",
-			errors.New("catalog entries exist only in the root workspace"))
-	}
-	return nil
-}
-
-// Create admits a binding only for a provider in the catalog.
-func (r *BindingREST) Create(ctx context.Context, obj runtime.Object, v rest.ValidateObjectFunc, o *metav1.CreateOptions) (runtime.Object, error) {
-	b, ok := obj.(*providersv1alpha1.ProviderBinding)
-	if !ok {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("not a ProviderBinding: %T", obj))
-	}
-	if b.Spec.Provider != "" {
-		_, err := r.entries.Get(cluster.WithCluster(ctx, r.entries.root), b.Spec.Provider, &metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil, apierrors.NewInvalid(providersv1alpha1.SchemeGroupVersion.WithKind("ProviderBinding").GroupKind(), b.Name,
-				field.ErrorList{field.Invalid(field.NewPath("spec", "provider"), b.Spec.Provider,
-					"no such provider in the catalog (see kubectl get catalogentries in root)")})
-		}
-		if err != nil {
-			return nil, apierrors.NewInternalError(fmt.Errorf("looking up provider %q: %w", b.Spec.Provider, err))
-		}
-	}
-	return r.Store.Create(ctx, obj, v, o)
-}
 
 // New implements rest.Storage.
 func (r *StatusREST) New() runtime.Object { return r.newFn() }

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -21,7 +22,7 @@ import (
 type kindOps struct {
 	// copyStatus sets obj's status to old's (main resource updates) or, with
 	// status true, obj's spec and metadata to old's (status updates).
-	preserve func(obj, old runtime.Object, status bool)
+	preserve func(obj, old runtime.Object, status, cleanup bool)
 	// clearStatus empties status on create.
 	clearStatus func(obj runtime.Object)
 	validate    func(obj runtime.Object) field.ErrorList
@@ -35,6 +36,9 @@ type strategy struct {
 	ops kindOps
 	// status marks the strategy of the status subresource.
 	status bool
+	// cleanup marks the hub's own writer, the only one that may drop a
+	// cleanup finalizer.
+	cleanup bool
 }
 
 func (strategy) NamespaceScoped() bool { return false }
@@ -44,7 +48,7 @@ func (s strategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
 }
 
 func (s strategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
-	s.ops.preserve(obj, old, s.status)
+	s.ops.preserve(obj, old, s.status, s.cleanup)
 }
 
 func nameValidation(name string, prefix bool) []string {
@@ -86,9 +90,23 @@ func (s strategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
 
 var catalogOps = kindOps{
 	clearStatus: func(obj runtime.Object) {
-		// The hub creates entries with their first status.
+		// Status is the hub's observation of its replicas: whoever
+		// creates an entry (a root admin, or the syncer itself) starts
+		// without one, and the syncer writes it through the status store.
+		obj.(*providersv1alpha1.CatalogEntry).Status = providersv1alpha1.CatalogEntryStatus{}
 	},
-	preserve: func(obj, old runtime.Object, status bool) {
+	validate: func(obj runtime.Object) field.ErrorList {
+		e := obj.(*providersv1alpha1.CatalogEntry)
+		var errs field.ErrorList
+		for i, a := range e.Spec.APIs {
+			if ReservedGroup(a.Group) {
+				errs = append(errs, field.Forbidden(field.NewPath("spec", "apis").Index(i).Child("group"),
+					fmt.Sprintf("API group %q is served by the hub or reserved by Kubernetes; no provider may own it", a.Group)))
+			}
+		}
+		return errs
+	},
+	preserve: func(obj, old runtime.Object, status, _ bool) {
 		n, o := obj.(*providersv1alpha1.CatalogEntry), old.(*providersv1alpha1.CatalogEntry)
 		if status {
 			rv := n.ResourceVersion
@@ -113,7 +131,7 @@ var bindingOps = kindOps{
 		}
 		b.Finalizers = append(b.Finalizers, providersv1alpha1.BindingCleanupFinalizer)
 	},
-	preserve: func(obj, old runtime.Object, status bool) {
+	preserve: func(obj, old runtime.Object, status, cleanup bool) {
 		n, o := obj.(*providersv1alpha1.ProviderBinding), old.(*providersv1alpha1.ProviderBinding)
 		if status {
 			rv := n.ResourceVersion
@@ -123,9 +141,11 @@ var bindingOps = kindOps{
 		}
 		n.Status = o.Status
 		// Only the enablement controller may drop the cleanup finalizer,
-		// and only once disabling is done: a client removing it would skip
-		// the purge and leave the edge-proxy grant behind.
-		if o.DeletionTimestamp == nil && slices.Contains(o.Finalizers, providersv1alpha1.BindingCleanupFinalizer) &&
+		// through its own store, once disabling is done: a client
+		// removing it, before or after asking for deletion, would skip
+		// the purge and leave the provider's data and the edge-proxy
+		// grant behind.
+		if !cleanup && slices.Contains(o.Finalizers, providersv1alpha1.BindingCleanupFinalizer) &&
 			!slices.Contains(n.Finalizers, providersv1alpha1.BindingCleanupFinalizer) {
 			n.Finalizers = append(n.Finalizers, providersv1alpha1.BindingCleanupFinalizer)
 		}

@@ -202,24 +202,25 @@ func (s *Syncer) write(ctx context.Context, name string, spec *providersv1alpha1
 	wrote := false
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		obj, err := s.storage.Entries.Get(ctx, name, &metav1.GetOptions{})
+		created := false
 		if apierrors.IsNotFound(err) {
+			// Create starts an entry without status (the strategy clears
+			// it, whoever creates); the status write below adds ours.
 			e := &providersv1alpha1.CatalogEntry{ObjectMeta: metav1.ObjectMeta{Name: name}}
 			if spec != nil {
 				e.Spec = *spec
 			}
-			e.Status = aggregate(name, e.Spec, e.Status, 0, self, now, Stale)
-			_, err = s.storage.Entries.Create(ctx, e, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
+			obj, err = s.storage.Entries.Create(ctx, e, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
 			if apierrors.IsAlreadyExists(err) {
 				return apierrors.NewConflict(providersv1alpha1.Resource("catalogentries"), name, err)
 			}
-			wrote = err == nil
-			return err
+			wrote, created = err == nil, true
 		}
 		if err != nil {
 			return err
 		}
 		e := obj.(*providersv1alpha1.CatalogEntry).DeepCopy()
-		if spec != nil && !apiequality.Semantic.DeepEqual(e.Spec, *spec) {
+		if !created && spec != nil && !apiequality.Semantic.DeepEqual(e.Spec, *spec) {
 			e.Spec = *spec
 			out, _, err := s.storage.Entries.Update(ctx, name, rest.DefaultUpdatedObjectInfo(e), rest.ValidateAllObjectFunc,
 				rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
@@ -230,7 +231,7 @@ func (s *Syncer) write(ctx context.Context, name string, spec *providersv1alpha1
 			wrote = true
 		}
 		want := aggregate(name, e.Spec, e.Status, e.Generation, self, now, Stale)
-		if !force && sameIgnoringHeartbeat(e.Status, want, self.Name) {
+		if !force && !created && sameIgnoringHeartbeat(e.Status, want, self.Name) {
 			return nil
 		}
 		e.Status = want

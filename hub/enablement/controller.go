@@ -6,12 +6,10 @@ import (
 	"slices"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -33,12 +31,17 @@ type Store interface {
 
 // RBACStore is a ClusterRole or ClusterRoleBinding storage.
 type RBACStore interface {
+	rest.Getter
 	rest.Creater
+	rest.Updater
 	rest.GracefulDeleter
 }
 
 // Config is what the Controller writes through.
 type Config struct {
+	// Bindings must be the binding storage that may drop the cleanup
+	// finalizer (catalog.Storage.BindingsCleanup); the served one keeps
+	// it, whoever asks.
 	Bindings       Store
 	BindingsStatus Store
 	ClusterRoles   RBACStore
@@ -143,27 +146,6 @@ func (c *Controller) reconcile(ctx context.Context, key string) error {
 		return err
 	}
 	return c.setStatus(hctx, b.Name, entry, known)
-}
-
-func (c *Controller) grantEdgeProxy(ctx context.Context, provider string) error {
-	name := edgeProxyGrant(provider)
-	objs := []runtime.Object{
-		&rbacv1.ClusterRole{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"providers.wharf.dev/provider": provider}},
-			Rules:      []rbacv1.PolicyRule{{Verbs: []string{"proxy"}, APIGroups: []string{"edges.wharf.dev"}, Resources: []string{"edges"}}},
-		},
-		&rbacv1.ClusterRoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"providers.wharf.dev/provider": provider}},
-			Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: providersv1alpha1.ProviderUser(provider)}},
-			RoleRef:    rbacv1.RoleRef{Kind: "ClusterRole", APIGroup: rbacv1.GroupName, Name: name},
-		},
-	}
-	for i, s := range []RBACStore{c.cfg.ClusterRoles, c.cfg.RoleBindings} {
-		if _, err := s.Create(ctx, objs[i], rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("granting edge proxy access to %s: %w", provider, err)
-		}
-	}
-	return nil
 }
 
 func (c *Controller) revokeEdgeProxy(ctx context.Context, provider string) error {

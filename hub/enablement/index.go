@@ -6,9 +6,15 @@ import (
 	"slices"
 	"time"
 
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/client-go/tools/cache"
 
 	providersv1alpha1 "github.com/wharfhub/wharf/hub/apis/providers/v1alpha1"
+	"github.com/wharfhub/wharf/hub/catalog"
 	"github.com/wharfhub/wharf/hub/cluster"
 	wstorage "github.com/wharfhub/wharf/hub/storage"
 )
@@ -22,10 +28,13 @@ const (
 type Index struct {
 	bindings cache.SharedIndexInformer
 	entries  cache.SharedIndexInformer
+	root     cluster.ID
 }
 
-// NewIndex builds the informers over binding and catalog entry storage.
-func NewIndex(bindings, entries wstorage.ListWatcher) (*Index, error) {
+// NewIndex builds the informers over binding storage (every workspace) and
+// catalog entry storage (root's logical cluster only: the catalog is
+// hub-wide state, and an entry anywhere else is written by a tenant).
+func NewIndex(bindings, entries wstorage.ListWatcher, root cluster.ID) (*Index, error) {
 	b, err := wstorage.NewClusterInformer(bindings, &providersv1alpha1.ProviderBinding{}, 10*time.Minute)
 	if err != nil {
 		return nil, err
@@ -37,20 +46,74 @@ func NewIndex(bindings, entries wstorage.ListWatcher) (*Index, error) {
 	}}); err != nil {
 		return nil, fmt.Errorf("binding indexer: %w", err)
 	}
-	e, err := wstorage.NewClusterInformer(entries, &providersv1alpha1.CatalogEntry{}, 10*time.Minute)
-	if err != nil {
-		return nil, err
+	e := cache.NewSharedIndexInformer(clusterListWatch(entries, root), &providersv1alpha1.CatalogEntry{}, 10*time.Minute, cache.Indexers{})
+	if err := e.SetTransform(wstorage.KeyByCluster); err != nil {
+		return nil, fmt.Errorf("catalog informer transform: %w", err)
 	}
-	if err := e.AddIndexers(cache.Indexers{byGroup: func(obj interface{}) ([]string, error) {
-		var groups []string
-		for _, a := range obj.(*providersv1alpha1.CatalogEntry).Spec.APIs {
-			groups = append(groups, a.Group)
-		}
-		return groups, nil
-	}}); err != nil {
+	x := &Index{bindings: b, entries: e, root: root}
+	if err := e.AddIndexers(cache.Indexers{byGroup: x.claims}); err != nil {
 		return nil, fmt.Errorf("catalog indexer: %w", err)
 	}
-	return &Index{bindings: b, entries: e}, nil
+	return x, nil
+}
+
+// inRoot reports whether an entry of the informer was stored in root, by
+// the cluster the hub's storage recorded (KeyByCluster reads the
+// annotation the storage decorator overwrites on every write). The informer
+// lists root only; this is the second line, should that ever change.
+func (x *Index) inRoot(e *providersv1alpha1.CatalogEntry) bool {
+	id, _ := wstorage.SplitClusterNamespace(e)
+	return id == x.root
+}
+
+// claims indexes an entry by the groups it may own: none outside root,
+// and never a reserved group (the catalog storage refuses those; an entry
+// stored before that rule must not switch a built-in API off either).
+func (x *Index) claims(obj interface{}) ([]string, error) {
+	e := obj.(*providersv1alpha1.CatalogEntry)
+	if !x.inRoot(e) {
+		return nil, nil
+	}
+	var groups []string
+	for _, a := range e.Spec.APIs {
+		if !catalog.ReservedGroup(a.Group) {
+			groups = append(groups, a.Group)
+		}
+	}
+	return groups, nil
+}
+
+// clusterListWatch lists and watches one logical cluster of a storage,
+// as the hub itself (no user: storage does no authorization).
+func clusterListWatch(s wstorage.ListWatcher, id cluster.ID) cache.ListerWatcher {
+	in := func(ctx context.Context) context.Context {
+		return request.WithNamespace(cluster.WithCluster(ctx, id), metav1.NamespaceNone)
+	}
+	return &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return s.List(in(ctx), internalListOptions(opts))
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			w, err := s.Watch(in(ctx), internalListOptions(opts))
+			if err != nil {
+				return nil, err
+			}
+			// The watch cache hands out shared cacheable wrappers; the
+			// informer needs the object itself.
+			return watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
+				if co, ok := e.Object.(runtime.CacheableObject); ok {
+					e.Object = co.GetObject()
+				}
+				return e, true
+			}), nil
+		},
+	}
+}
+
+func internalListOptions(opts metav1.ListOptions) *metainternalversion.ListOptions {
+	out := &metainternalversion.ListOptions{}
+	_ = metainternalversion.Convert_v1_ListOptions_To_internalversion_ListOptions(&opts, out, nil)
+	return out
 }
 
 func clusterProvider(id cluster.ID, provider string) string { return string(id) + "/" + provider }
@@ -105,7 +168,7 @@ func (x *Index) ProviderOfGroup(group string) (string, bool) {
 // Entry returns a provider's catalog entry.
 func (x *Index) Entry(provider string) (*providersv1alpha1.CatalogEntry, bool) {
 	for _, o := range x.entries.GetStore().List() {
-		if e := o.(*providersv1alpha1.CatalogEntry); e.Name == provider {
+		if e := o.(*providersv1alpha1.CatalogEntry); e.Name == provider && x.inRoot(e) {
 			return e, true
 		}
 	}

@@ -139,13 +139,13 @@ func (h *Hub) installCatalog(builtin map[schema.GroupVersion]map[string]rest.Sto
 		return nil, err
 	}
 	builtin[providersv1alpha1.SchemeGroupVersion] = st.Map()
-	index, err := enablement.NewIndex(st.Bindings, st.Entries)
+	index, err := enablement.NewIndex(st.Bindings, st.Entries, h.rootID)
 	if err != nil {
 		return nil, err
 	}
 	rbacGV := rbacv1.SchemeGroupVersion
 	ctrl, err := enablement.NewController(enablement.Config{
-		Bindings: st.Bindings, BindingsStatus: st.BindingsStatus,
+		Bindings: st.BindingsCleanup, BindingsStatus: st.BindingsStatus,
 		ClusterRoles: builtin[rbacGV]["clusterroles"].(enablement.RBACStore),
 		RoleBindings: builtin[rbacGV]["clusterrolebindings"].(enablement.RBACStore),
 		Etcd:         x.EtcdClient, EtcdPrefix: x.EtcdPrefix,

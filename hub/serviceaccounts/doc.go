@@ -50,6 +50,12 @@
 //   - Minting needs create on serviceaccounts/token in the workspace;
 //     lifetimes are bounded (10 minutes to --service-account-max-token-
 //     expiration, 48h by default).
+//   - A dry-run TokenRequest is checked exactly as a real one (same
+//     errors, the ServiceAccount must exist) but mints nothing: a dry run
+//     has no effect, and a signed token is a working credential. Upstream
+//     signs one anyway; the hub deliberately does not. A name or
+//     namespace in the body other than the URL's is refused (422), as
+//     upstream.
 //
 // Not covered: boundObjectRef (tokens bound to a Pod or Secret) is
 // refused, since the hub runs no Pods; key rotation is manual (replace

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/util/dryrun"
 	"k8s.io/utils/ptr"
 
 	"github.com/wharfhub/wharf/hub/cluster"
@@ -55,8 +56,10 @@ func (r *TokenREST) GroupVersionKind(schema.GroupVersion) schema.GroupVersionKin
 var tokenRequestKind = schema.GroupKind{Group: authenticationv1.GroupName, Kind: "TokenRequest"}
 
 // Create mints a token for the ServiceAccount name in the request's
-// namespace and workspace.
-func (r *TokenREST) Create(ctx context.Context, name string, obj runtime.Object, createValidation rest.ValidateObjectFunc, _ *metav1.CreateOptions) (runtime.Object, error) {
+// namespace and workspace. A dry run answers exactly as a real request
+// would, errors included, but mints nothing: a dry run must have no
+// effect, and a signed token is a credential (upstream signs one anyway).
+func (r *TokenREST) Create(ctx context.Context, name string, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
 	req, ok := obj.(*authenticationv1.TokenRequest)
 	if !ok {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("not a TokenRequest: %T", obj))
@@ -72,6 +75,14 @@ func (r *TokenREST) Create(ctx context.Context, name string, obj runtime.Object,
 	}
 	ns, _ := request.NamespaceFrom(ctx)
 	ttl, errs := r.validate(req)
+	// As upstream: the body may name the ServiceAccount, but only the
+	// one of the URL.
+	if req.Name != "" && req.Name != name {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), req.Name, "must match the service account name if specified"))
+	}
+	if req.Namespace != "" && req.Namespace != ns {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "namespace"), req.Namespace, "must match the service account namespace if specified"))
+	}
 	if len(errs) > 0 {
 		return nil, apierrors.NewInvalid(tokenRequestKind, name, errs)
 	}
@@ -86,15 +97,18 @@ func (r *TokenREST) Create(ctx context.Context, name string, obj runtime.Object,
 	if sa.DeletionTimestamp != nil {
 		return nil, apierrors.NewForbidden(schema.GroupResource{Resource: "serviceaccounts/token"}, name, fmt.Errorf("service account is being deleted"))
 	}
-	tok, exp, err := r.tokens.Mint(Subject{Cluster: id, Namespace: ns, Name: sa.Name, UID: sa.UID}, req.Spec.Audiences, ttl)
-	if err != nil {
-		return nil, apierrors.NewInternalError(err)
-	}
 	out := req.DeepCopy()
 	out.ObjectMeta = metav1.ObjectMeta{Name: sa.Name, Namespace: ns, CreationTimestamp: metav1.Now()}
 	out.Spec.ExpirationSeconds = ptr.To(int64(ttl / time.Second))
 	if len(out.Spec.Audiences) == 0 {
 		out.Spec.Audiences = r.tokens.APIAudiences()[:1]
+	}
+	if options != nil && dryrun.IsDryRun(options.DryRun) {
+		return out, nil
+	}
+	tok, exp, err := r.tokens.Mint(Subject{Cluster: id, Namespace: ns, Name: sa.Name, UID: sa.UID}, req.Spec.Audiences, ttl)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
 	}
 	out.Status = authenticationv1.TokenRequestStatus{Token: tok, ExpirationTimestamp: metav1.NewTime(exp)}
 	return out, nil

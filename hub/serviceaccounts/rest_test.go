@@ -8,6 +8,7 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/wharfhub/wharf/hub/serviceaccounts/satest"
@@ -29,6 +30,9 @@ func TestTokenRequest(t *testing.T) {
 		wantAud []string
 		invalid bool
 		missing bool
+		// dryRun asks for a dry run, which must mint nothing.
+		dryRun bool
+		meta   metav1.ObjectMeta
 	}{
 		{name: "defaults", sa: "bot", wantTTL: time.Hour, wantAud: []string{issuer}},
 		{name: "explicit", sa: "bot", spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](7200), Audiences: []string{issuer, "vault"}},
@@ -40,9 +44,19 @@ func TestTokenRequest(t *testing.T) {
 		{name: "empty audience", sa: "bot", spec: authenticationv1.TokenRequestSpec{Audiences: []string{""}}, invalid: true},
 		{name: "bound object unsupported", sa: "bot", spec: authenticationv1.TokenRequestSpec{BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Secret", APIVersion: "v1", Name: "s"}}, invalid: true},
 		{name: "no such service account", sa: "nobody", missing: true},
+		{name: "other name in the body", sa: "bot", meta: metav1.ObjectMeta{Name: "other"}, invalid: true},
+		{name: "other namespace in the body", sa: "bot", meta: metav1.ObjectMeta{Namespace: "kube-system"}, invalid: true},
+		{name: "same name in the body", sa: "bot", meta: metav1.ObjectMeta{Name: "bot", Namespace: "default"}, wantTTL: time.Hour, wantAud: []string{issuer}},
+		{name: "dry run mints nothing", sa: "bot", dryRun: true},
+		{name: "dry run still validates", sa: "bot", dryRun: true, spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](599)}, invalid: true},
+		{name: "dry run still needs the service account", sa: "nobody", dryRun: true, missing: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			obj, err := r.Create(satest.Context(clusterA, "default"), tc.sa, &authenticationv1.TokenRequest{Spec: tc.spec}, nil, nil)
+			opts := &metav1.CreateOptions{}
+			if tc.dryRun {
+				opts.DryRun = []string{metav1.DryRunAll}
+			}
+			obj, err := r.Create(satest.Context(clusterA, "default"), tc.sa, &authenticationv1.TokenRequest{ObjectMeta: tc.meta, Spec: tc.spec}, nil, opts)
 			switch {
 			case tc.invalid:
 				if !apierrors.IsInvalid(err) {
@@ -58,6 +72,12 @@ func TestTokenRequest(t *testing.T) {
 				t.Fatal(err)
 			}
 			out := obj.(*authenticationv1.TokenRequest)
+			if tc.dryRun {
+				if out.Status.Token != "" || !out.Status.ExpirationTimestamp.IsZero() {
+					t.Fatalf("dry run returned a token: %+v", out.Status)
+				}
+				return
+			}
 			ttl := time.Until(out.Status.ExpirationTimestamp.Time)
 			if ttl > tc.wantTTL || ttl < tc.wantTTL-time.Minute || *out.Spec.ExpirationSeconds != int64(tc.wantTTL/time.Second) {
 				t.Fatalf("ttl %s (spec %d), want %s", ttl, *out.Spec.ExpirationSeconds, tc.wantTTL)
