@@ -50,20 +50,30 @@
 //     --authn-failure-rate-burst). X-Forwarded-For is believed only from
 //     --trusted-proxy-cidrs, as for the login endpoints. Requests without
 //     a credential guess nothing and are neither charged nor refused.
-//   - An address over budget gets 429 Status with Retry-After, and its
-//     credential is NOT evaluated: were it evaluated, a correct guess
-//     would still be served and the throttle would slow nobody. The one
-//     exception is a credential that authenticated before (its SHA-256 is
-//     kept in a bounded LRU): that is evaluated as usual, so people behind
-//     a shared NAT or proxy with an attacker keep working. Only a
-//     credential never used successfully waits while the address is over
-//     budget, and the bucket refills at the rate, so the denial of
-//     service an attacker can inflict on neighbours is bounded to new
-//     credentials for as long as the attacker keeps failing. The known
-//     set is no authentication cache: a remembered credential is still
-//     fully verified, so revocation stays immediate.
-//   - The hub's own loopback token is known good from the start, so a
-//     flood from the hub's machine cannot lock the hub out of itself.
+//   - An address over budget gets 429 Status with Retry-After for a
+//     guessable credential (an opaque bearer token: the admin token, the
+//     --token-auth-file tokens), which is then NOT evaluated: were it
+//     evaluated, a correct guess would still be served and the throttle
+//     would slow nobody. The exception is a credential that authenticated
+//     from the same address before (the SHA-256 of address and credential
+//     is kept in a bounded LRU): people behind a shared NAT or proxy with
+//     an attacker keep working, while a token its owner used elsewhere is
+//     no bypass for a guesser here. The known set is no authentication
+//     cache: a remembered credential is still fully verified, so
+//     revocation stays immediate.
+//   - Unguessable credentials are always evaluated, over budget or not:
+//     JWTs (service-account and OIDC tokens, whose signatures a guesser
+//     cannot make) and the sealed session cookie. Refusing them would
+//     protect nothing and lock out everybody sharing the address with a
+//     fresh token or a first login (attack review B9); their failures
+//     still charge the address, so the flood still throttles guesses of
+//     opaque tokens. What an attacker can deny neighbours is bounded to
+//     opaque tokens never used from that address, for as long as the
+//     attacker keeps failing.
+//   - The hub's own loopback token and the generated admin token are known
+//     good from every address from the start, so a flood from a shared
+//     address cannot lock the hub, or its administrator after a restart,
+//     out.
 //   - Bounds: buckets and known credentials live in LRUs of 10,000
 //     entries each; an attacker with more addresses than that (an IPv6
 //     prefix, say) gets fresh buckets. Per-address throttling cannot stop
@@ -72,9 +82,9 @@
 // Not covered here: revocation of OIDC tokens before expiry (the IdP's
 // token lifetime bounds it). A token naming an unknown key id makes
 // upstream refetch the JWKS (that is how rotation works); concurrent
-// refetches are coalesced but not rate limited beyond the per-address
-// failure throttle, so a distributed flood of such tokens turns into
-// requests to the IdP.
+// refetches are coalesced but not rate limited (JWTs are evaluated even
+// from a throttled address, see above), so a flood of such tokens turns
+// into requests to the IdP.
 //
 // Cost: a static token is a map lookup (about 0.5µs); an OIDC token is a
 // signature verification and claim mapping (about 0.1ms on 2 cores) with
