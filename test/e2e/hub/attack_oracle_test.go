@@ -230,6 +230,27 @@ func init() {
 			before: func(e *attackEnv, vars map[string]string) error {
 				vars["addr"] = "203.0.113.12"
 				vars["otherAddr"] = "203.0.113.13"
+				// alice and bob work from the address before the flood;
+				// alice's service account gets a token (a JWT) it has
+				// never used from anywhere.
+				for _, who := range []string{"alice", "bob"} {
+					if code, _, body := e.sendFull(step{as: who, method: http.MethodGet, path: "/api/whoami", header: map[string]string{"X-Forwarded-For": "{addr}"}}, vars); code != http.StatusOK {
+						return fmt.Errorf("%s from {addr}: %d %s", who, code, body)
+					}
+				}
+				if err := e.wantAs(http.StatusCreated, "alice", http.MethodPost, "/clusters/{aliceHome}/api/v1/namespaces/default/serviceaccounts",
+					`{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"ci-{n}"}}`, vars); err != nil {
+					return err
+				}
+				code, body := e.as("alice", http.MethodPost, "/clusters/{aliceHome}/api/v1/namespaces/default/serviceaccounts/ci-{n}/token",
+					`{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{}}`, vars)
+				var tr struct {
+					Status struct{ Token string } `json:"status"`
+				}
+				if err := json.Unmarshal([]byte(body), &tr); code != http.StatusCreated || err != nil || tr.Status.Token == "" {
+					return fmt.Errorf("token request: %d %v %s", code, err, body)
+				}
+				vars["saToken"] = tr.Status.Token
 				// Untimed: send bad tokens until the address is over
 				// budget; the bucket refills far slower than this loop.
 				for i := 0; i < 500; i++ {
@@ -250,9 +271,19 @@ func init() {
 					want: http.StatusTooManyRequests, has: `"reason":"TooManyRequests"`, hasNot: "bad-again"},
 				{method: http.MethodGet, path: "/services/providers/example/whoami", header: map[string]string{"Authorization": "Bearer bad-again", "X-Forwarded-For": "{addr}"},
 					want: http.StatusTooManyRequests, has: `"reason":"TooManyRequests"`},
+				// A sealed session cookie and a JWT cannot be guessed: they
+				// are still evaluated (a forgery fails and is charged), so
+				// a fresh token or a first login behind the same address
+				// keeps working (attack review B9).
 				{method: http.MethodGet, path: "/api", header: map[string]string{"Cookie": "__Host-wharf_session=forged", "X-Forwarded-For": "{addr}"},
-					want: http.StatusTooManyRequests},
-				// Valid callers behind the same address are not penalised.
+					want: http.StatusUnauthorized},
+				{method: http.MethodGet, path: "/clusters/{aliceHome}/api/v1/namespaces/default/configmaps", header: map[string]string{"Authorization": "Bearer {saToken}", "X-Forwarded-For": "{addr}"},
+					want: http.StatusForbidden, has: "system:serviceaccount:default:ci-{n}"},
+				// An opaque token that authenticated elsewhere but never
+				// from this address is no bypass for a guesser here.
+				{as: "carol", method: http.MethodGet, path: "/api/whoami", header: map[string]string{"X-Forwarded-For": "{addr}"}, want: http.StatusTooManyRequests},
+				// Valid callers who worked from the address are not
+				// penalised.
 				{as: "alice", method: http.MethodGet, path: "/clusters/{aliceHome}/api/v1/namespaces/default/configmaps", header: map[string]string{"X-Forwarded-For": "{addr}"}, want: http.StatusOK},
 				{as: "bob", method: http.MethodGet, path: "/api/whoami", header: map[string]string{"X-Forwarded-For": "{addr}"}, want: http.StatusOK},
 				{as: "alice", method: http.MethodGet, path: "/services/providers/example/whoami", header: map[string]string{"X-Forwarded-For": "{addr}", "X-Wharf-Workspace": "{aliceHome}"}, want: http.StatusOK},
