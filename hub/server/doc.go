@@ -22,13 +22,27 @@
 //     own workspace as value only. impersonate-on:<mode>:<verb> carries
 //     the request's attributes, not the identity, and is left to RBAC:
 //     upstream checks impersonate:<mode> on the identity as well.
-//  2. serviceaccount-binding denies a confined identity (cluster.ConfinedTo:
+//  2. process-wide denies every non-resource path that is not a
+//     workspace's own (upstream's discovery and public-info paths: /api,
+//     /apis, /openapi, /version, /healthz, /livez, /readyz) to everybody
+//     but hub administrators, whatever a workspace's RBAC says: /metrics,
+//     /debug/* (pprof, flags), /logs, /flagz, /statusz and whatever a
+//     library adds later are one process shared by every workspace
+//     (processwide.go; an allowlist, so new endpoints are closed).
+//  3. serviceaccount-binding denies a confined identity (cluster.ConfinedTo:
 //     a service-account token, or an impersonated identity) everywhere but
 //     in its own workspace: another one, /clusters/* or an unresolved one.
-//  3. impersonation-confinement allows impersonating the confinement extra
+//  4. impersonation-confinement allows impersonating the confinement extra
 //     with the request's own workspace, which the hub asks for itself.
-//  4. Hub administrators; API discovery and self reviews; the scope of
-//     provider identities; the request workspace's RBAC; deny.
+//  5. Hub administrators are allowed; then the scope of provider
+//     identities applies (hub/providerauth).
+//  6. workspace-visibility denies, with one fixed reason, everybody whom no
+//     binding of the workspace names (nor its own service-account token),
+//     and does so whether the workspace exists or not: a workspace one
+//     cannot see looks the same as a missing one (visibility.go). Only
+//     past this step can a caller learn that a workspace exists (a 404).
+//  7. API discovery and self reviews for the rest; the request
+//     workspace's RBAC; deny.
 //
 // # Impersonation
 //
@@ -61,8 +75,9 @@
 //
 // # Decision caches
 //
-// The RBAC authorizer (hub/authz/rbac) keeps rules per workspace and
-// caches no decision. upstream's impersonation caches key on the
+// The RBAC authorizer (hub/authz/rbac) keeps rules per workspace, each
+// partition behind its own lock (one tenant's huge aggregated ClusterRole
+// delays only that tenant), and caches no decision. upstream's impersonation caches key on the
 // workspace as above. The home manager caches ownership (path → user
 // name), not access. No other authorization or impersonation decision is
 // cached.
