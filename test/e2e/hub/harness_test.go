@@ -74,8 +74,9 @@ func startHub(t *testing.T, opts hubOptions) *hubProc {
 func (h *hubProc) start() {
 	t := h.t
 	t.Helper()
-	// freePort's port (and embedded etcd's) is only reserved until the hub
-	// binds it; on a shared machine another process can take it first.
+	// freePort's port is only reserved until the hub binds it (embedded
+	// etcd has no port: it serves a unix socket); on a shared machine
+	// another process can take it first.
 	// That is the harness's race, not the hub's, so it retries.
 	for attempt := 1; ; attempt++ {
 		err := h.startOnce()
