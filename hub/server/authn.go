@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
@@ -16,7 +15,9 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/wharfhub/wharf/hub/authn"
+	"github.com/wharfhub/wharf/hub/authz/rbac"
 	"github.com/wharfhub/wharf/hub/login"
+	"github.com/wharfhub/wharf/hub/policy"
 )
 
 // AdminUser is the identity of the generated admin token.
@@ -50,8 +51,9 @@ func newAuthenticator(ctx context.Context, static, providers, sa authenticator.T
 
 // publicInfoPaths may be read by any authenticated user who may see the
 // workspace: they describe its API (its discovery differs by the providers
-// it enabled), not its data.
-var publicInfoPaths = []string{"/api", "/apis", "/openapi", "/version", "/healthz", "/livez", "/readyz"}
+// it enabled), not its data. They are exactly the paths the process-wide
+// guard lets through (one list, so the two cannot drift apart).
+var publicInfoPaths = policy.WorkspaceURLs()
 
 var selfReviews = map[schema.GroupResource]bool{
 	{Group: "authorization.k8s.io", Resource: "selfsubjectaccessreviews"}: true,
@@ -82,10 +84,8 @@ func newAuthorizer(a admins, w *workspaceRBAC, providers authorizer.Authorizer) 
 		if a.GetVerb() != "get" {
 			return authorizer.DecisionNoOpinion, "", nil
 		}
-		for _, p := range publicInfoPaths {
-			if a.GetPath() == p || strings.HasPrefix(a.GetPath(), p+"/") {
-				return authorizer.DecisionAllow, "public API information", nil
-			}
+		if rbac.NonResourceURLMatches(publicInfoPaths, a.GetPath()) {
+			return authorizer.DecisionAllow, "public API information", nil
 		}
 		return authorizer.DecisionNoOpinion, "", nil
 	})
