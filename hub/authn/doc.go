@@ -74,6 +74,10 @@
 //     good from every address from the start, so a flood from a shared
 //     address cannot lock the hub, or its administrator after a restart,
 //     out.
+//   - A credential is the first Authorization value (what the bearer token
+//     authenticator evaluates), so varying further values neither makes a
+//     new guess nor a new known-good entry, and unguessable credentials are
+//     never remembered: nobody can flush the known-good set with one token.
 //   - Bounds: buckets and known credentials live in LRUs of 10,000
 //     entries each; an attacker with more addresses than that (an IPv6
 //     prefix, say) gets fresh buckets. Per-address throttling cannot stop

@@ -91,13 +91,15 @@ func NewThrottle(o *ThrottleOptions, trusted []*net.IPNet, session string, c clo
 // callers sharing that address (a NAT, a proxy): a fresh service-account
 // token, a rotated ID token, a first browser login.
 func (t *Throttle) credential(r *http.Request) (cred string, unguessable bool) {
-	if v := r.Header.Values("Authorization"); len(v) > 0 {
-		if len(v) == 1 {
-			if tok, ok := strings.CutPrefix(v[0], "Bearer "); ok && isJWT(tok) {
-				return v[0], true
-			}
+	// The first Authorization value is the one upstream's bearer token
+	// authenticator reads; further values change nothing it evaluates, so
+	// they must not make a new credential either (one valid token with
+	// varying second headers would otherwise flush the known-good set).
+	if v := r.Header.Get("Authorization"); v != "" {
+		if tok, ok := strings.CutPrefix(v, "Bearer "); ok && isJWT(strings.TrimSpace(tok)) {
+			return v, true
 		}
-		return strings.Join(v, "\n"), false
+		return v, false
 	}
 	if t.session != "" {
 		if c, err := r.Cookie(t.session); err == nil && c.Value != "" {
@@ -157,12 +159,16 @@ func (t *Throttle) known(addr, cred string) bool {
 func (t *Throttle) Authenticator(delegate authenticator.Request) authenticator.Request {
 	return authenticator.RequestFunc(func(r *http.Request) (*authenticator.Response, bool, error) {
 		// Read before delegating: authentication deletes the header.
-		cred, _ := t.credential(r)
+		cred, unguessable := t.credential(r)
 		resp, ok, err := delegate.AuthenticateRequest(r)
 		switch {
 		case cred == "":
 		case ok && err == nil:
-			t.remember(login.ClientAddress(r, t.trusted), cred)
+			// Unguessable credentials pass unremembered; remembering
+			// them would only let a holder of many tokens flush the set.
+			if !unguessable {
+				t.remember(login.ClientAddress(r, t.trusted), cred)
+			}
 		default:
 			t.failures.Charge(login.ClientAddress(r, t.trusted))
 		}

@@ -26,6 +26,7 @@ type throttleStep struct {
 	wait       time.Duration
 	addr, xff  string
 	auth       string
+	auth2      string // a second Authorization value
 	cookie     string
 	want       int
 	retryAfter string
@@ -51,6 +52,13 @@ func TestThrottle(t *testing.T) {
 			{name: "JWT-like but not base64url: guessable, refused", addr: "198.51.100.1", auth: "Bearer a.b.c!", want: 429},
 			{name: "the bucket refills at the rate", wait: time.Second, addr: "198.51.100.1", auth: good2, want: 200},
 			{name: "now remembered", addr: "198.51.100.1", auth: good2, want: 200},
+		}},
+		{name: "a second Authorization value is no new credential", steps: []throttleStep{
+			{addr: "198.51.100.9", auth: good, auth2: "Bearer x1", want: 200},
+			{addr: "198.51.100.9", auth: "Bearer bad1", want: 401},
+			{addr: "198.51.100.9", auth: "Bearer bad2", want: 401},
+			{name: "remembered by its first value", addr: "198.51.100.9", auth: good, auth2: "Bearer x2", want: 200},
+			{name: "a bad first value is refused whatever follows", addr: "198.51.100.9", auth: "Bearer bad3", auth2: good, want: 429},
 		}},
 		{name: "known good from one address is no bypass at another", steps: []throttleStep{
 			{name: "owner uses it", addr: "203.0.113.7", auth: good, want: 200},
@@ -91,6 +99,9 @@ func TestThrottle(t *testing.T) {
 				}
 				if s.auth != "" {
 					r.Header.Set("Authorization", s.auth)
+				}
+				if s.auth2 != "" {
+					r.Header.Add("Authorization", s.auth2)
 				}
 				if s.cookie != "" {
 					r.AddCookie(&http.Cookie{Name: "wharf_session", Value: s.cookie})
