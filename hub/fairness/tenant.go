@@ -29,14 +29,10 @@ func (k Keyer) Tenant(ctx context.Context, u user.Info) (tenant string, exempt b
 	if u == nil {
 		return "user:", false
 	}
-	for _, g := range u.GetGroups() {
-		if g == user.SystemPrivilegedGroup {
-			return "", true
-		}
-	}
-	if k.IsAdmin != nil && k.IsAdmin(u) {
-		return "", true
-	}
+	// Confinement first: an identity confined to a workspace counts against
+	// its tree whatever name or groups it carries, so that an impersonated
+	// name is never exempt (the authorizer refuses to impersonate hub
+	// administrators anyway; this does not depend on it).
 	if id, confined := cluster.ConfinedTo(u); confined {
 		if id == "" || k.PathOf == nil {
 			return Unconfined, false
@@ -46,6 +42,14 @@ func (k Keyer) Tenant(ctx context.Context, u user.Info) (tenant string, exempt b
 			return Unconfined, false
 		}
 		return "tree:" + string(TreeOf(p)), false
+	}
+	for _, g := range u.GetGroups() {
+		if g == user.SystemPrivilegedGroup {
+			return "", true
+		}
+	}
+	if k.IsAdmin != nil && k.IsAdmin(u) {
+		return "", true
 	}
 	if home.IsPerson(u) {
 		// The same key as the person's home tree, so that what she mints
