@@ -175,6 +175,23 @@ func init() {
 				return bobOnly.close(e, vars, dryRunCM("bob", "/clusters/{bobHome}"))
 			},
 			before: func(e *attackEnv, vars map[string]string) error {
+				// bob lets alice into his home, so that an identity he
+				// impersonates as alice there is authorized and reaches
+				// the limit.
+				rb := `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"alice-{n}"},` +
+					`"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"edit"},` +
+					`"subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":"alice"}]}`
+				if err := e.wantAs(http.StatusCreated, "bob", http.MethodPost, "/clusters/{bobHome}/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings", rb, vars); err != nil {
+					return err
+				}
+				if err := waitFor(30*time.Second, func() error {
+					if code, body := e.send(dryRunCM("alice", "/clusters/{bobHome}"), vars); code != http.StatusCreated {
+						return fmt.Errorf("alice may not create ConfigMaps in bob's home yet: %d %s", code, body)
+					}
+					return nil
+				}); err != nil {
+					return err
+				}
 				// Every addressing form of bob's home.
 				var posts []slowPost
 				for i := 0; i < slowPostCount; i++ {
@@ -192,6 +209,12 @@ func init() {
 				step{as: "bob", method: http.MethodPost, path: cmPath("/clusters/{bobHome}"), body: cmJSON("over-{n}"), want: http.StatusTooManyRequests, has: "TooManyRequests"},
 				step{as: "bob", method: http.MethodPost, path: cmPath("/clusters/{bobID}"), body: cmJSON("over-{n}"), want: http.StatusTooManyRequests, has: "TooManyRequests"},
 				step{as: "bob", method: http.MethodPut, path: cmPath("/clusters/{bobHome}") + "/over-{n}", body: cmJSON("over-{n}"), want: http.StatusTooManyRequests},
+				// Impersonating another name does not buy a new share: the
+				// identity is confined to bob's home and counts against it.
+				step{as: "bob", method: http.MethodPost, path: cmPath("/clusters/{bobHome}"), body: cmJSON("over-{n}"),
+					header: map[string]string{"Impersonate-User": "alice"}, want: http.StatusTooManyRequests},
+				// alice herself, let into bob's home, spends her own share.
+				step{as: "alice", method: http.MethodPost, path: cmPath("/clusters/{bobHome}"), body: cmJSON("alice-in-bob-{n}"), want: http.StatusCreated},
 			),
 			after: func(e *attackEnv, vars map[string]string) error {
 				return tooMany(e, vars, step{as: "bob", method: http.MethodPost, path: cmPath("/clusters/{bobHome}"), body: cmJSON("over-{n}")})
@@ -209,6 +232,9 @@ func init() {
 				home, kid := "/clusters/"+vars["bobHome"], "/clusters/"+vars["bobChild"]
 				for _, sa := range []struct{ prefix, name, as string }{
 					{home, "fair-a", "bob-sa-home-a"}, {home, "fair-b", "bob-sa-home-b"}, {kid, "fair-c", "bob-sa-child"},
+					// Holds nothing: refused all the same, the tree's share
+					// is used up.
+					{kid, "fair-idle", "bob-sa-idle"},
 				} {
 					if err := mintToken(e, vars, sa.prefix, sa.name, sa.as); err != nil {
 						return err
@@ -231,6 +257,7 @@ func init() {
 				step{as: "bob-sa-home-a", method: http.MethodPost, path: cmPath("/clusters/{bobHome}"), body: cmJSON("over-{n}"), want: http.StatusTooManyRequests},
 				step{as: "bob-sa-home-b", method: http.MethodPost, path: cmPath("/clusters/{bobID}"), body: cmJSON("over-{n}"), want: http.StatusTooManyRequests},
 				step{as: "bob-sa-child", method: http.MethodPost, path: cmPath("/clusters/{bobChild}"), body: cmJSON("over-{n}"), want: http.StatusTooManyRequests},
+				step{as: "bob-sa-idle", method: http.MethodPost, path: cmPath("/clusters/{bobChild}"), body: cmJSON("over-{n}"), want: http.StatusTooManyRequests},
 				step{as: "bob", method: http.MethodPost, path: cmPath("/clusters/{bobHome}"), body: cmJSON("over-{n}"), want: http.StatusTooManyRequests},
 			),
 			after: func(e *attackEnv, vars map[string]string) error {
