@@ -27,7 +27,10 @@ type Backend struct {
 	providers Providers
 	identity  IdentityResolver
 	hop       Hop
-	rp        *httputil.ReverseProxy
+	// limit bounds each tenant's authenticated requests in flight
+	// (hub/fairness); nil means no bound.
+	limit func(http.Handler) http.Handler
+	rp    *httputil.ReverseProxy
 }
 
 // NewBackend returns the backend proxy. It must be served behind
@@ -58,6 +61,24 @@ func NewBackend(providers Providers, identity IdentityResolver) *Backend {
 func (b *Backend) WithHop(hop Hop) *Backend {
 	b.hop = hop
 	return b
+}
+
+// WithLimit bounds authenticated requests, which run behind limit once
+// the caller is known: a person holding many slow requests to providers
+// spends her own share only (hub/fairness). Public paths carry no caller
+// and requests forwarded by another replica were bounded there. It
+// returns b.
+func (b *Backend) WithLimit(limit func(http.Handler) http.Handler) *Backend {
+	b.limit = limit
+	return b
+}
+
+// authenticated is what serves requests with a caller: b, behind the limit.
+func (b *Backend) authenticated() http.Handler {
+	if b.limit == nil {
+		return b
+	}
+	return b.limit(b)
 }
 
 // rewriteBackend runs on ReverseProxy's clone of the request after it

@@ -107,6 +107,19 @@
 // request.UserFrom), the provider's own authorization of the caller's token,
 // and a compromised provider process.
 //
+// # In-flight bound
+//
+// The provider routes bypass the API chain and so its in-flight budget. A
+// person could hold any number of slow requests to a provider (a body
+// trickled to a provider that reads it, a stream), each a goroutine, a
+// connection and the provider's capacity. [Backend.WithLimit] puts
+// authenticated requests behind a per-tenant bound once the caller is
+// known (hub/fairness, with a limiter of its own, so provider streams
+// never use up the API's budget); every such request counts, streams and
+// upgrades included, since only the client declares them long-running
+// here. Public paths carry no caller and are not bounded per tenant;
+// requests forwarded by another replica were bounded there.
+//
 // # Wiring
 //
 // [WithProviderRoutes] mounts both proxies outermost, in front of the

@@ -22,7 +22,7 @@ import (
 // provider although upstream authentication deletes it.
 func WithProviderRoutes(delegate http.Handler, backend *Backend, ui *UI, auth authenticator.Request, apiAuds authenticator.Audiences) http.Handler {
 	authenticated := WithAuthorizationPreserved(
-		genericfilters.WithAuthentication(backend, auth, http.HandlerFunc(unauthorized), apiAuds, nil))
+		genericfilters.WithAuthentication(backend.authenticated(), auth, http.HandlerFunc(unauthorized), apiAuds, nil))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case strings.HasPrefix(r.URL.Path, UIPrefix):

@@ -43,6 +43,7 @@ import (
 	tenancyv1alpha1 "github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1"
 	"github.com/wharfhub/wharf/hub/bootstrap"
 	wetcd "github.com/wharfhub/wharf/hub/etcd"
+	"github.com/wharfhub/wharf/hub/fairness"
 	"github.com/wharfhub/wharf/hub/filters"
 	"github.com/wharfhub/wharf/hub/login"
 	"github.com/wharfhub/wharf/hub/namespaces"
@@ -226,6 +227,13 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	targets := extra.Replicas.targets(providerTargets(extra.Plugins), extra.Plugins)
 	backend := proxy.NewBackend(targets, workspaceIdentity{index: extra.Index, authz: gc.Authorization.Authorizer, homes: extra.Homes}).WithHop(extra.Replicas.asserter)
 	ui := proxy.NewUI(targets, portal.Shell())
+	// Upstream's max-in-flight filter keeps one budget for everybody, so
+	// one tenant's slow requests could use it up (attack review B10); the
+	// hub's own filter bounds each tenant's share and replaces it.
+	gc.MaxRequestsInFlight, gc.MaxMutatingRequestsInFlight = 0, 0
+	keyer := fairness.Keyer{IsAdmin: extra.Admins.has, PathOf: extra.Index.PathOf}
+	apiFairness := fairness.Filter{Limiter: fairness.NewLimiter(o.Fairness.Limits()), Keyer: keyer}
+	providerFairness := fairness.Filter{Limiter: fairness.NewLimiter(o.Fairness.Limits()), Keyer: keyer}
 	gc.BuildHandlerChainFunc = func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
 		// Listed from the innermost filter out; a request passes them in
 		// the reverse order.
@@ -238,6 +246,11 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		// Complete workspace resolution once the caller is authenticated
 		// and authorized (see package filters).
 		h = filters.WithClusterResolution(h, extra.Index, mayUseWildcard(extra.Admins), c.Serializer)
+		// Each tenant's share of the in-flight budgets, once the caller is
+		// authenticated, impersonated and authorized, before any handler
+		// reads the body: a slow body holds a slot of its own tenant only
+		// (hub/fairness).
+		h = apiFairness.WithLimit(h, c.LongRunningFunc, c.Serializer)
 		h = genericapiserver.DefaultBuildHandlerChain(h, c)
 		// Strip /clusters/<target> before request info is parsed, so
 		// upstream filters see ordinary API paths.
@@ -246,6 +259,10 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		// cut SSE and websockets, RBAC has no rules for them, and public
 		// paths (agent tunnels) carry no credentials. The backend proxy
 		// authenticates and checks workspace access itself (hub/proxy).
+		// The provider routes have no budget of their own upstream; each
+		// tenant's authenticated requests there are bounded the same way,
+		// with a limiter of their own so streams never use up the API's.
+		backend.WithLimit(func(next http.Handler) http.Handler { return providerFairness.WithProviderLimit(next, c.Serializer) })
 		h = proxy.WithProviderRoutes(h, backend, ui, c.Authentication.Authenticator, c.Authentication.APIAudiences)
 		// Before any authentication, API and provider routes alike: an
 		// address over its failure budget gets 429 for credentials not

@@ -81,4 +81,12 @@
 // workspace as above. The home manager caches ownership (path → user
 // name), not access. No other authorization or impersonation decision is
 // cached.
+//
+// # In-flight budgets
+//
+// Upstream's max-in-flight filter is switched off (one budget shared by
+// every tenant: attack review B10). hub/fairness bounds each tenant's
+// share, keyed by the caller's workspace tree, right after authorization
+// and before any handler reads a body, and on the provider routes; see its
+// threat model.
 package server

@@ -13,6 +13,7 @@ import (
 	"github.com/wharfhub/wharf/hub/plugins"
 
 	"github.com/wharfhub/wharf/hub/authn"
+	"github.com/wharfhub/wharf/hub/fairness"
 	"github.com/wharfhub/wharf/hub/login"
 	"github.com/wharfhub/wharf/hub/serviceaccounts"
 )
@@ -39,6 +40,9 @@ type Options struct {
 	// AuthnThrottle limits failed authentication per client address.
 	AuthnThrottle *authn.ThrottleOptions
 
+	// Fairness holds the in-flight budgets and each tenant's share.
+	Fairness *fairness.Options
+
 	// Plugins are the provider binaries the hub runs and supervises.
 	Plugins *plugins.Options
 	// Replica names this hub among the replicas sharing etcd.
@@ -61,6 +65,7 @@ func NewOptions() *Options {
 		Authn:         authn.NewOptions(),
 		Login:         login.NewOptions(),
 		AuthnThrottle: authn.NewThrottleOptions(),
+		Fairness:      fairness.NewOptions(),
 	}
 	o.ServiceAccounts = serviceaccounts.NewOptions()
 	o.SecureServing.BindPort = 9443
@@ -86,6 +91,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	o.ServiceAccounts.AddFlags(a)
 	o.Login.AddFlags(a)
 	o.AuthnThrottle.AddFlags(a)
+	o.Fairness.AddFlags(fss.FlagSet("in-flight limits"))
 	o.Plugins.AddFlags(fss.FlagSet("providers"))
 	o.Replica.AddFlags(fss.FlagSet("replicas"))
 	z := fss.FlagSet("authorization")
@@ -139,5 +145,6 @@ func (o *Options) Validate() []error {
 	errs = append(errs, o.ServiceAccounts.Validate()...)
 	errs = append(errs, o.Login.Validate(o.Authn.OIDC.Enabled())...)
 	errs = append(errs, o.AuthnThrottle.Validate()...)
+	errs = append(errs, o.Fairness.Validate()...)
 	return errs
 }

@@ -81,6 +81,13 @@ func (p *provider) Manifest() sdk.Manifest {
 		writeJSON(w, map[string]any{"identity": id, "authenticated": ok,
 			"authorization": r.Header.Get("Authorization")})
 	})
+	// Reads the whole body before answering, as a provider that proxies
+	// or stores uploads does: a slow body keeps the request in flight
+	// (the fairness rows of the attack table).
+	mux.HandleFunc("POST /echo", func(w http.ResponseWriter, r *http.Request) {
+		n, err := io.Copy(io.Discard, r.Body)
+		writeJSON(w, map[string]any{"bytes": n, "error": fmt.Sprint(err)})
+	})
 	mux.HandleFunc("GET /public/ping", func(w http.ResponseWriter, r *http.Request) {
 		id, ok := sdk.IdentityFrom(r)
 		writeJSON(w, map[string]any{"identity": id, "authenticated": ok})

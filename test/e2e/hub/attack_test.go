@@ -48,6 +48,10 @@ type attack struct {
 	// after checks a postcondition of the defence, e.g. that a victim's
 	// objects survived; optional.
 	after func(e *attackEnv, vars map[string]string) error
+	// cleanup undoes what before set up that would disturb later rows
+	// (connections held open, say). Unlike after it runs whether or not
+	// the row failed, once the row is done; optional.
+	cleanup func(e *attackEnv, vars map[string]string) error
 }
 
 // step is one request. Path, body and header values may hold {variables}:
@@ -98,6 +102,13 @@ func TestAttacks(t *testing.T) {
 			vars := map[string]string{"n": fmt.Sprintf("a%d", i)}
 			for k, v := range e.vars {
 				vars[k] = v
+			}
+			if row.cleanup != nil {
+				t.Cleanup(func() {
+					if err := row.cleanup(e, vars); err != nil {
+						t.Errorf("cleanup: %v", err)
+					}
+				})
 			}
 			if row.before != nil {
 				if err := row.before(e, vars); err != nil {

@@ -1,0 +1,100 @@
+package fairness
+
+import (
+	"errors"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
+	"k8s.io/apiserver/pkg/endpoints/metrics"
+	apirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/klog/v2"
+)
+
+// Message is the text of every 429 this package answers, whichever bound
+// was hit: upstream's, so clients and people see what they know.
+const Message = "Too many requests, please try again later."
+
+// retryAfterSeconds is upstream max-in-flight's Retry-After.
+const retryAfterSeconds = 1
+
+// errNoRequestInfo means the handler chain is assembled wrongly.
+var errNoRequestInfo = errors.New("no RequestInfo in the request context: the fairness filter must run inside the API chain")
+
+var readOnlyVerbs = sets.New("get", "list", "watch")
+
+// Filter limits requests per tenant; one Filter is one set of budgets.
+type Filter struct {
+	Limiter *Limiter
+	Keyer   Keyer
+}
+
+// WithLimit limits the API chain's requests. It must run after
+// authentication and impersonation (it reads the user) and before any
+// handler reads the body. Long-running requests are not counted, as
+// upstream's max-in-flight filter does not count them.
+func (f Filter) WithLimit(handler http.Handler, longRunning apirequest.LongRunningRequestCheck, s runtime.NegotiatedSerializer) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		info, ok := apirequest.RequestInfoFrom(r.Context())
+		if !ok {
+			responsewriters.InternalError(w, r, errNoRequestInfo)
+			return
+		}
+		if longRunning != nil && longRunning(r, info) {
+			handler.ServeHTTP(w, r)
+			return
+		}
+		kind := Mutating
+		if readOnlyVerbs.Has(info.Verb) {
+			kind = ReadOnly
+		}
+		f.serve(w, r, kind, handler, func() {
+			metrics.RecordDroppedRequest(r, info, metrics.APIServerComponent, kind == Mutating)
+			metrics.RecordRequestTermination(r, info, metrics.APIServerComponent, http.StatusTooManyRequests)
+			tooMany(w, r, s, schema.GroupVersion{Group: info.APIGroup, Version: info.APIVersion})
+		})
+	})
+}
+
+// WithProviderLimit limits authenticated requests of the provider routes,
+// which bypass the API chain. Every one counts, streams and upgrades
+// included (the client alone declares a request long-running there), GET,
+// HEAD and OPTIONS as read-only. Its Filter should have a Limiter of its
+// own, so that provider streams never use up the API's budget.
+func (f Filter) WithProviderLimit(handler http.Handler, s runtime.NegotiatedSerializer) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		kind := Mutating
+		switch r.Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+			kind = ReadOnly
+		}
+		f.serve(w, r, kind, handler, func() { tooMany(w, r, s, schema.GroupVersion{}) })
+	})
+}
+
+func (f Filter) serve(w http.ResponseWriter, r *http.Request, kind Kind, next http.Handler, reject func()) {
+	u, _ := apirequest.UserFrom(r.Context())
+	tenant, exempt := f.Keyer.Tenant(r.Context(), u)
+	if exempt {
+		next.ServeHTTP(w, r)
+		return
+	}
+	release, ok := f.Limiter.Acquire(tenant, kind)
+	if !ok {
+		// The tenant key is a workspace path or user name, never a
+		// credential.
+		klog.V(3).InfoS("Request over its tenant's in-flight share or the hub's budget", "tenant", tenant, "mutating", kind == Mutating, "path", r.URL.Path)
+		reject()
+		return
+	}
+	defer release()
+	next.ServeHTTP(w, r)
+}
+
+// tooMany answers as kube-apiserver's Status for 429, with Retry-After.
+func tooMany(w http.ResponseWriter, r *http.Request, s runtime.NegotiatedSerializer, gv schema.GroupVersion) {
+	responsewriters.ErrorNegotiated(apierrors.NewTooManyRequests(Message, retryAfterSeconds), s, gv, w, r)
+}
