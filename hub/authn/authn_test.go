@@ -377,3 +377,25 @@ func TestIdPDown(t *testing.T) {
 		t.Fatalf("OIDC token accepted before discovery: %v", u)
 	}
 }
+
+// TestStaticTokensDropEmptyGroup: an empty groups field in the token file
+// gives no groups, not the group "" (which the provider proxy refuses).
+func TestStaticTokensDropEmptyGroup(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "tokens.csv")
+	if err := os.WriteFile(file, []byte("t1,carol,c-uid,\"\"\nt2,dave,d-uid,\"a,,b\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a, err := authn.StaticTokens("", nil, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tok, want := range map[string][]string{"t1": nil, "t2": {"a", "b"}} {
+		resp, ok, err := a.AuthenticateToken(context.Background(), tok)
+		if !ok || err != nil {
+			t.Fatalf("%s: %v %v", tok, ok, err)
+		}
+		if got := resp.User.GetGroups(); !slices.Equal(got, want) {
+			t.Errorf("%s: groups %q, want %q", tok, got, want)
+		}
+	}
+}
