@@ -20,7 +20,11 @@ const (
 	// never reach bob.
 	revSecret = `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"rs-{n}"},"stringData":{"k":"alice-secret-{n}"}}`
 	revCM     = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"rc-{n}"},"data":{"k":"alice-data-{n}"}}`
-	revLeak   = "alice-secret-{n}"
+	// revLeak is in every object of alice's home and in no error: a
+	// Secret's data is base64 in answers, so its text cannot be the mark.
+	revLeak = `"wharf.dev/cluster":"{aliceID}"`
+	// rootLeak is the same for root's objects.
+	rootLeak = `"wharf.dev/cluster":"{rootID}"`
 )
 
 // aliceObjects plants alice's Secret and ConfigMap in her home, and a
@@ -58,10 +62,10 @@ func init() {
 				forbid("/clusters/{aliceHome}" + revSecrets),
 				forbid("/clusters/{aliceID}" + revSecrets + "/rs-{n}"),
 				forbid("/clusters/*/api/v1/secrets"),
-				{as: "bob", method: http.MethodGet, path: "/api/v1/secrets", want: http.StatusForbidden, hasNot: "root-secret"},
-				{as: "bob", method: http.MethodGet, path: revSecrets + "/rs-{n}", want: http.StatusForbidden, hasNot: "root-secret"},
+				{as: "bob", method: http.MethodGet, path: "/api/v1/secrets", want: http.StatusForbidden, hasNot: rootLeak},
+				{as: "bob", method: http.MethodGet, path: revSecrets + "/rs-{n}", want: http.StatusForbidden, hasNot: rootLeak},
 				{as: "bob", method: http.MethodGet, path: "/clusters/root/api/v1/namespaces", want: http.StatusForbidden},
-				{as: "bob", method: http.MethodGet, path: "/clusters/{rootID}" + revSecrets, want: http.StatusForbidden, hasNot: "root-secret"},
+				{as: "bob", method: http.MethodGet, path: "/clusters/{rootID}" + revSecrets, want: http.StatusForbidden, hasNot: rootLeak},
 				{as: "bob", method: http.MethodGet, path: "/clusters/root:users/apis/tenancy.wharf.dev/v1alpha1/workspaces", want: http.StatusForbidden, hasNot: "alice-"},
 				{as: "bob", method: http.MethodGet, path: "/apis/tenancy.wharf.dev/v1alpha1/workspaces", want: http.StatusForbidden, hasNot: `"users"`},
 			}},
@@ -97,7 +101,7 @@ func init() {
 				var steps []step
 				for _, ws := range []string{"/clusters/{aliceHome}", "/clusters/{aliceID}"} {
 					deny := func(method, path, ctype, body string) step {
-						return step{as: "bob", method: method, path: ws + path, ctype: ctype, body: body, want: http.StatusForbidden, has: `"reason":"Forbidden"`, hasNot: "alice-data"}
+						return step{as: "bob", method: method, path: ws + path, ctype: ctype, body: body, want: http.StatusForbidden, has: `"reason":"Forbidden"`, hasNot: revLeak}
 					}
 					steps = append(steps,
 						deny(http.MethodPost, revCMs+"?dryRun=All", "", bobCM),
@@ -146,7 +150,7 @@ func init() {
 		// or finds nothing.
 		attack{finding: "review:30", name: "continue tokens whose start key climbs into alice's cluster",
 			before: func(e *attackEnv, vars map[string]string) error {
-				for i, start := range []string{"../{aliceID}/default/", "/../../{aliceID}/default/rs-{n}", "{aliceID}/default/"} {
+				for i, start := range []string{"../{aliceID}/default/", "/../../{aliceID}/default/rs-{n}", "{aliceID}/default/", "{aliceID}/default/rs-{n}"} {
 					tok := expand(fmt.Sprintf(`{"v":"meta.k8s.io/v1","rv":1,"start":%q}`, start), vars)
 					vars[fmt.Sprintf("cont%d", i)] = base64.RawURLEncoding.EncodeToString([]byte(tok))
 				}
@@ -155,7 +159,10 @@ func init() {
 			steps: []step{
 				{as: "bob", method: http.MethodGet, path: "/clusters/{bobHome}" + revSecrets + "?limit=1&continue={cont0}", want: http.StatusBadRequest, has: "continue key is not valid", hasNot: revLeak},
 				{as: "bob", method: http.MethodGet, path: "/clusters/{bobHome}/api/v1/secrets?limit=1&continue={cont1}", want: http.StatusBadRequest, has: "continue key is not valid", hasNot: revLeak},
-				{as: "bob", method: http.MethodGet, path: "/clusters/{bobID}" + revSecrets + "?limit=1&continue={cont2}", want: http.StatusOK, hasNot: revLeak},
+				{as: "bob", method: http.MethodGet, path: "/clusters/{bobID}" + revSecrets + "?limit=1&continue={cont2}", want: http.StatusBadRequest, hasNot: revLeak},
+				// A start key inside alice's cluster without dot segments only
+				// continues bob's own list.
+				{as: "bob", method: http.MethodGet, path: "/clusters/{bobID}" + revSecrets + "?limit=1&continue={cont3}", want: http.StatusOK, hasNot: revLeak},
 			}},
 		attack{finding: "review:53", name: "encoded slashes and dot segments in namespace and name",
 			before: aliceObjects,
