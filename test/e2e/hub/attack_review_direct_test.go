@@ -2,6 +2,7 @@ package hub
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -144,6 +145,31 @@ func init() {
 				forbid("/clusters/root:{aliceTail}" + revSecrets),
 				forbid("/clusters/%2A/api/v1/secrets"),
 				forbid("/clusters/*" + revSecrets),
+			}},
+		// [29]: a watch in bob's home from a resourceVersion before
+		// alice's write (versions are hub-wide) replays bob's own events
+		// only. The server ends the watch after timeoutSeconds; bob's
+		// marker, written after alice's object, proves the replay covered
+		// the range where her event would sit.
+		attack{finding: "review:29", name: "watch from an old resourceVersion sees no foreign events",
+			before: func(e *attackEnv, vars map[string]string) error {
+				code, body := e.as("bob", http.MethodGet, "/clusters/{bobHome}"+revCMs+"?limit=1", "", vars)
+				var l struct {
+					Metadata struct{ ResourceVersion string } `json:"metadata"`
+				}
+				if err := json.Unmarshal([]byte(body), &l); code != http.StatusOK || err != nil || l.Metadata.ResourceVersion == "" {
+					return fmt.Errorf("bob's list: %d %v %s", code, err, body)
+				}
+				vars["rv"] = l.Metadata.ResourceVersion
+				if err := aliceObjects(e, vars); err != nil {
+					return err
+				}
+				return e.wantAs(http.StatusCreated, "bob", http.MethodPost, "/clusters/{bobHome}"+revCMs,
+					`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"mark-{n}"}}`, vars)
+			},
+			steps: []step{
+				{as: "bob", method: http.MethodGet, path: "/clusters/{bobHome}" + revCMs + "?watch=1&resourceVersion={rv}&timeoutSeconds=2", want: http.StatusOK, has: "mark-{n}", hasNot: revLeak},
+				{as: "bob", method: http.MethodGet, path: "/clusters/{bobID}/api/v1/configmaps?watch=1&resourceVersion={rv}&timeoutSeconds=2&allowWatchBookmarks=true", want: http.StatusOK, has: "mark-{n}", hasNot: revLeak},
 			}},
 		// [30], [53]: list continuation and object names are keys below
 		// bob's own cluster; a token or name climbing out of it is refused
