@@ -30,6 +30,9 @@ type index struct {
 	// compute is aggregate; tests replace it to hold an aggregation in
 	// progress and prove who waits for it.
 	compute func(id cluster.ID, roles map[string]*rbacv1.ClusterRole) aggregation
+	// swapped, when set, is told of every aggregation swapped in; for
+	// tests, which wait on it instead of on a clock.
+	swapped func(id cluster.ID)
 }
 
 func newIndex() *index {

@@ -110,4 +110,3 @@ func TestRuleKeyMatchesDeepEqual(t *testing.T) {
 		}
 	}
 }
-

@@ -46,9 +46,13 @@ func (x *index) reaggregate(id cluster.ID) {
 		return // dropped: nothing left to aggregate
 	}
 	ci.mu.Lock()
-	defer ci.mu.Unlock()
-	if !ci.dropped && ci.gen == gen {
+	done := !ci.dropped && ci.gen == gen
+	if done {
 		ci.aggregated, ci.aggGen = agg, gen
+	}
+	ci.mu.Unlock()
+	if done && x.swapped != nil {
+		x.swapped(id)
 	}
 }
 
