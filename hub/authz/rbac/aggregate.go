@@ -98,7 +98,7 @@ func selected(roles map[string]*rbacv1.ClusterRole, root string, names []string)
 }
 
 // reach walks the match graph from root breadth first and returns the plain
-// ClusterRoles it reaches, each once, in name order.
+// ClusterRoles with rules it reaches, each once, in name order.
 func reach(roles map[string]*rbacv1.ClusterRole, root string, matches map[string][]string) []string {
 	var plain []string
 	seen := map[string]bool{root: true}
@@ -114,7 +114,12 @@ func reach(roles map[string]*rbacv1.ClusterRole, root string, matches map[string
 			queue = append(queue, matches[name]...)
 			continue
 		}
-		plain = append(plain, name)
+		// A role without rules grants nothing; leaving it out keeps
+		// decisions from walking thousands of empty labelled roles. Any
+		// later change to it re-aggregates the cluster.
+		if len(roles[name].Rules) > 0 {
+			plain = append(plain, name)
+		}
 	}
 	slices.Sort(plain)
 	return plain
