@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 )
@@ -21,6 +22,13 @@ type EscalationChecker interface {
 	CheckRole(ctx context.Context, namespace, name string, rules []rbacv1.PolicyRule) error
 	CheckClusterRole(ctx context.Context, name string, rules []rbacv1.PolicyRule, aggregated bool) error
 	CheckBinding(ctx context.Context, namespace, name string, ref rbacv1.RoleRef) error
+}
+
+// QuotaChecker bounds the RBAC objects of a workspace (implemented by
+// hub/authz/rbac.Quota). addRules and addAggregated are what the write adds
+// to the workspace of ctx, negative when it shrinks it.
+type QuotaChecker interface {
+	CheckQuota(ctx context.Context, gr schema.GroupResource, name string, addRules, addAggregated int) error
 }
 
 // GuardedStore refuses Role, ClusterRole and binding writes that would grant
@@ -36,15 +44,23 @@ type EscalationChecker interface {
 //     and selfLink are bookkeeping). Labels are NOT exempt: they drive
 //     ClusterRole aggregation, so relabelling a role can grant its rules to
 //     everyone bound to an aggregated role.
+//
+// Role and ClusterRole writes are also held to the workspace's RBAC quota
+// on the same paths (create, update, patch, server-side apply, dry runs):
+// the quota sees what the write adds, the new object less the stored one.
 type GuardedStore struct {
 	*Store
 	check EscalationChecker
+	quota QuotaChecker
 }
 
 var _ rest.StandardStorage = &GuardedStore{}
 
-// Guard wraps the store of one of the four RBAC resources.
-func Guard(s *Store, c EscalationChecker) *GuardedStore { return &GuardedStore{Store: s, check: c} }
+// Guard wraps the store of one of the four RBAC resources. q may be nil:
+// no quota.
+func Guard(s *Store, c EscalationChecker, q QuotaChecker) *GuardedStore {
+	return &GuardedStore{Store: s, check: c, quota: q}
+}
 
 // Create implements rest.Creater.
 func (g *GuardedStore) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
@@ -76,6 +92,9 @@ func (g *GuardedStore) Update(ctx context.Context, name string, objInfo rest.Upd
 // Namespaces come from the request, as upstream: the object's may still be
 // empty, to be filled in from the request by the store.
 func (g *GuardedStore) guard(ctx context.Context, obj runtime.Object, old ...runtime.Object) error {
+	if err := g.checkQuota(ctx, obj, old...); err != nil {
+		return err
+	}
 	ns, _ := request.NamespaceFrom(ctx)
 	switch o := obj.(type) {
 	case *rbacv1.Role:
@@ -97,6 +116,44 @@ func (g *GuardedStore) guard(ctx context.Context, obj runtime.Object, old ...run
 		return g.check.CheckBinding(ctx, "", o.Name, o.RoleRef)
 	}
 	return apierrors.NewBadRequest("unexpected object in an RBAC store")
+}
+
+// checkQuota asks the quota about what obj adds over old. Bindings cost
+// the index little and are not counted.
+func (g *GuardedStore) checkQuota(ctx context.Context, obj runtime.Object, old ...runtime.Object) error {
+	if g.quota == nil {
+		return nil
+	}
+	var (
+		gr            schema.GroupResource
+		name          string
+		rules, aggreg int
+	)
+	switch o := obj.(type) {
+	case *rbacv1.Role:
+		gr, name, rules = rbacv1.Resource("roles"), o.Name, len(o.Rules)
+		for _, p := range old {
+			if pr, ok := p.(*rbacv1.Role); ok && pr != nil {
+				rules -= len(pr.Rules)
+			}
+		}
+	case *rbacv1.ClusterRole:
+		gr, name, rules = rbacv1.Resource("clusterroles"), o.Name, len(o.Rules)
+		if o.AggregationRule != nil {
+			aggreg = 1
+		}
+		for _, p := range old {
+			if pc, ok := p.(*rbacv1.ClusterRole); ok && pc != nil {
+				rules -= len(pc.Rules)
+				if pc.AggregationRule != nil {
+					aggreg--
+				}
+			}
+		}
+	default:
+		return nil
+	}
+	return g.quota.CheckQuota(ctx, gr, name, rules, aggreg)
 }
 
 // hasAggregationRule is upstream's test: a rule without selectors selects

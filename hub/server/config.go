@@ -41,6 +41,7 @@ import (
 	providersv1alpha1 "github.com/wharfhub/wharf/hub/apis/providers/v1alpha1"
 	"github.com/wharfhub/wharf/hub/apis/scheme"
 	tenancyv1alpha1 "github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1"
+	"github.com/wharfhub/wharf/hub/authz/rbac"
 	"github.com/wharfhub/wharf/hub/bootstrap"
 	wetcd "github.com/wharfhub/wharf/hub/etcd"
 	"github.com/wharfhub/wharf/hub/fairness"
@@ -88,6 +89,9 @@ type ExtraConfig struct {
 	Homes *homes
 	// Admins are the hub-wide administrators.
 	Admins admins
+	// RBACQuota bounds each workspace's Roles and ClusterRoles; its RBAC
+	// field is filled in once the authorizer exists.
+	RBACQuota rbac.Quota
 	// RBAC is handed the per-workspace RBAC authorizer once it exists.
 	RBAC *workspaceRBAC
 	// Plugins runs and supervises the provider plugins.
@@ -204,6 +208,10 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		return nil, err
 	}
 	extra.Admins = admins{users: sets.New(o.AdminUsers...), groups: sets.New(o.AdminGroups...)}
+	extra.RBACQuota = rbac.Quota{
+		MaxRules: o.MaxWorkspaceRBACRules, MaxAggregated: o.MaxWorkspaceAggregatedClusterRoles,
+		ExemptUsers: sets.List(extra.Admins.users), ExemptGroups: sets.List(extra.Admins.groups),
+	}
 	extra.RBAC = &workspaceRBAC{resolver: extra.Index}
 	if gc.Authorization.Authorizer, gc.RuleResolver, err = newAuthorizer(extra.Admins, extra.RBAC, authorizer.AuthorizerFunc(extra.Catalog.authorizer(extra.RBAC).Authorize)); err != nil {
 		return nil, err

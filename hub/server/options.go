@@ -13,6 +13,7 @@ import (
 	"github.com/wharfhub/wharf/hub/plugins"
 
 	"github.com/wharfhub/wharf/hub/authn"
+	"github.com/wharfhub/wharf/hub/authz/rbac"
 	"github.com/wharfhub/wharf/hub/fairness"
 	"github.com/wharfhub/wharf/hub/login"
 	"github.com/wharfhub/wharf/hub/serviceaccounts"
@@ -51,21 +52,29 @@ type Options struct {
 	// AdminUsers and AdminGroups may do everything, in every workspace.
 	AdminUsers  []string
 	AdminGroups []string
+
+	// MaxWorkspaceRBACRules and MaxWorkspaceAggregatedClusterRoles bound
+	// the RBAC objects of each workspace (0: unbounded); hub admins are
+	// exempt.
+	MaxWorkspaceRBACRules              int
+	MaxWorkspaceAggregatedClusterRoles int
 }
 
 // NewOptions returns options with the defaults documented in the flags.
 func NewOptions() *Options {
 	o := &Options{
-		DataDir:       ".wharf",
-		SecureServing: genericoptions.NewSecureServingOptions().WithLoopback(),
-		Etcd:          genericoptions.NewEtcdOptions(newStorageConfig()),
-		AdminGroups:   []string{"system:masters"},
-		Plugins:       plugins.NewOptions(),
-		Replica:       &ReplicaOptions{},
-		Authn:         authn.NewOptions(),
-		Login:         login.NewOptions(),
-		AuthnThrottle: authn.NewThrottleOptions(),
-		Fairness:      fairness.NewOptions(),
+		DataDir:                            ".wharf",
+		SecureServing:                      genericoptions.NewSecureServingOptions().WithLoopback(),
+		Etcd:                               genericoptions.NewEtcdOptions(newStorageConfig()),
+		AdminGroups:                        []string{"system:masters"},
+		MaxWorkspaceRBACRules:              rbac.DefaultMaxRules,
+		MaxWorkspaceAggregatedClusterRoles: rbac.DefaultMaxAggregated,
+		Plugins:                            plugins.NewOptions(),
+		Replica:                            &ReplicaOptions{},
+		Authn:                              authn.NewOptions(),
+		Login:                              login.NewOptions(),
+		AuthnThrottle:                      authn.NewThrottleOptions(),
+		Fairness:                           fairness.NewOptions(),
 	}
 	o.ServiceAccounts = serviceaccounts.NewOptions()
 	o.SecureServing.BindPort = 9443
@@ -97,6 +106,10 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	z := fss.FlagSet("authorization")
 	z.StringSliceVar(&o.AdminUsers, "admin-user", o.AdminUsers, "Users who may do everything in every workspace, /clusters/* included. Repeatable.")
 	z.StringSliceVar(&o.AdminGroups, "admin-group", o.AdminGroups, "Groups whose members may do everything in every workspace. Repeatable.")
+	z.IntVar(&o.MaxWorkspaceRBACRules, "max-workspace-rbac-rules", o.MaxWorkspaceRBACRules,
+		"Most rules the Roles and ClusterRoles of one workspace may hold together; a write beyond it gets 403 \"exceeded quota\". 0 means no bound. Hub admins are exempt.")
+	z.IntVar(&o.MaxWorkspaceAggregatedClusterRoles, "max-workspace-aggregated-clusterroles", o.MaxWorkspaceAggregatedClusterRoles,
+		"Most ClusterRoles with an aggregationRule one workspace may hold. 0 means no bound. Hub admins are exempt.")
 	return fss
 }
 
@@ -129,6 +142,9 @@ func (o *Options) Validate() []error {
 	errs = append(errs, o.Replica.Validate()...)
 	if len(o.Etcd.StorageConfig.Transport.ServerList) > 0 {
 		errs = append(errs, o.Etcd.Validate()...)
+	}
+	if o.MaxWorkspaceRBACRules < 0 || o.MaxWorkspaceAggregatedClusterRoles < 0 {
+		errs = append(errs, fmt.Errorf("--max-workspace-rbac-rules and --max-workspace-aggregated-clusterroles must not be negative"))
 	}
 	if o.SecureServing.BindPort == 0 {
 		errs = append(errs, fmt.Errorf("--secure-port must be set: the hub serves TLS only"))

@@ -113,8 +113,10 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 	}
 	x.RBAC.rbac.Store(rbacAuthz)
 	checker := rbac.EscalationChecker{RBAC: rbacAuthz, Authorizer: authorizerOf(s), PrivilegedGroups: sets.List(x.Admins.groups)}
+	quota := x.RBACQuota
+	quota.RBAC = rbacAuthz
 	for _, res := range []string{"roles", "rolebindings", "clusterroles", "clusterrolebindings"} {
-		builtin[rbacGV][res] = registry.Guard(builtin[rbacGV][res].(*registry.Store), checker)
+		builtin[rbacGV][res] = registry.Guard(builtin[rbacGV][res].(*registry.Store), checker, quota)
 	}
 	h.policy = policy.Stores{
 		ClusterRoles:        builtin[rbacGV]["clusterroles"].(rest.Creater),

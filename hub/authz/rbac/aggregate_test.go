@@ -130,7 +130,10 @@ func TestAggregationFollowsChanges(t *testing.T) {
 			}
 		}
 	}
-	put := func(r *rbacv1.ClusterRole) { a.idx.update(clusterA, func(ci *clusterIndex) { ci.putClusterRole(r) }) }
+	put := func(r *rbacv1.ClusterRole) {
+		a.idx.update(clusterA, func(ci *clusterIndex) { ci.putClusterRole(r) })
+		a.aggregateLater(clusterA)
+	}
 
 	check("no sources", false, false)
 	put(labelled(newClusterRole("src", rule("get", "", "configmaps", "")), toView))
@@ -142,5 +145,7 @@ func TestAggregationFollowsChanges(t *testing.T) {
 	put(labelled(newClusterRole("src", rule("list", "", "configmaps", "")), toView))
 	check("source relabelled back", false, true)
 	a.idx.update(clusterA, func(ci *clusterIndex) { ci.deleteClusterRole("src") })
+	check("source deleted, aggregation not yet recomputed", false, false)
+	a.aggregateLater(clusterA)
 	check("source deleted", false, false)
 }

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
 	"github.com/wharfhub/wharf/hub/cluster"
@@ -28,6 +30,13 @@ type Authorizer struct {
 	// initial list; empty only for the in-package test constructor.
 	synced    []cache.InformerSynced
 	informers []cache.SharedIndexInformer
+	// queue holds clusters whose aggregation is stale; nil (aggregate at
+	// once) only for the in-package test constructor.
+	queue workqueue.TypedInterface[cluster.ID]
+	// ready latches HasSynced: once the first full index is aggregated, a
+	// tenant's pending re-aggregation must not turn every workspace's
+	// decisions into NoOpinion.
+	ready atomic.Bool
 }
 
 // newAuthorizer returns an authorizer over an empty index with no informers,
@@ -37,14 +46,37 @@ func newAuthorizer() *Authorizer {
 }
 
 // HasSynced reports whether every informer has delivered its initial list to
-// the index. Until then every decision is NoOpinion.
+// the index and the aggregated ClusterRoles of that list are computed.
+// Until then every decision is NoOpinion. Once true it stays true.
 func (a *Authorizer) HasSynced() bool {
+	if a.ready.Load() {
+		return true
+	}
 	for _, s := range a.synced {
 		if !s() {
 			return false
 		}
 	}
+	if a.idx.anyStale() {
+		return false
+	}
+	a.ready.Store(true)
 	return true
+}
+
+// Usage returns what the RBAC objects of the cluster of ctx count against
+// the RBAC quota, as far as the index has seen them.
+func (a *Authorizer) Usage(ctx context.Context) (Usage, error) {
+	id, why := requestCluster(ctx)
+	if why != "" {
+		return Usage{}, errors.New(why)
+	}
+	if !a.HasSynced() {
+		return Usage{}, errors.New("RBAC: policy index not synced yet")
+	}
+	var u Usage
+	a.idx.read(id, func(ci *clusterIndex) { u = ci.usage })
+	return u, nil
 }
 
 // requestCluster returns the cluster a decision is scoped to, or a reason to

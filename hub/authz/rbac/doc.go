@@ -49,6 +49,24 @@
 //   - Aggregation is confined as everything else: a selector sees only the
 //     ClusterRoles of its own workspace, and an aggregated role's own
 //     .rules grant nothing (they are recomputed from the selected roles).
+//   - Cost to others (attack review B6b). One tenant's RBAC objects must
+//     not degrade other workspaces. Aggregation is kept by reference: an
+//     aggregated role stores the names of the plain roles it reaches and
+//     decisions walk those roles' own rule lists, so memory is linear in
+//     what the tenant stored. ClusterRole events only file the role; the
+//     aggregation is recomputed by a pool of workers from a snapshot,
+//     outside the partition lock, and swapped in only if still current.
+//     The queue hands a workspace to one worker at a time, so neither the
+//     shared informer handler nor readers of any partition (whoami
+//     included) wait for a workspace's aggregation. Quota bounds what a
+//     workspace may store (--max-workspace-rbac-rules, default 20,000
+//     rules across Roles and ClusterRoles; --max-workspace-aggregated-
+//     clusterroles, default 100), checked by the registry on every Role and
+//     ClusterRole write path with upstream's 403 "exceeded quota"; hub
+//     admins are exempt. The count comes from this index, so concurrent
+//     writes racing the index can overshoot it once, each by at most the
+//     bound; BenchmarkReaggregateBig and BenchmarkAuthorizeBig measure a
+//     workspace at the bound.
 //
 // # Freshness caveats
 //
@@ -58,9 +76,14 @@
 // re-established. Revocation is therefore not instantaneous, as with upstream
 // RBAC. Escalation checks read the same index, so a grant that has just been
 // revoked may still cover a role write for that short window. Aggregated
-// ClusterRoles are recomputed synchronously on every ClusterRole event in
-// their cluster, so they are never staler than the index; the rules stored
-// in an aggregated ClusterRole's own .rules are ignored, as upstream's
+// ClusterRoles are recomputed asynchronously after every ClusterRole event
+// in their cluster, so a newly selected role's rules take effect a moment
+// after the role itself (as with upstream's aggregation controller); a
+// role deleted, emptied of rules or made aggregated stops contributing at
+// once, since decisions resolve the references against the live roles,
+// while a removed label takes effect with the recomputation. HasSynced
+// waits for the aggregation of the initial list. The rules stored in an
+// aggregated ClusterRole's own .rules are ignored, as upstream's
 // aggregation controller would overwrite them.
 //
 // # Wiring

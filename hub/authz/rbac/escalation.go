@@ -76,9 +76,9 @@ func (a *Authorizer) RoleRefRules(ctx context.Context, ref rbacv1.RoleRef, names
 		err error = apierrors.NewNotFound(rbacv1.Resource(roleResource(ref.Kind)), ref.Name)
 	)
 	a.idx.read(id, func(ci *clusterIndex) {
-		var r []rbacv1.PolicyRule
-		r, err = ci.roleRefRules(ref, namespace)
-		rules = slices.Clone(r)
+		var lists [][]rbacv1.PolicyRule
+		lists, err = ci.roleRefRules(ref, namespace)
+		rules = flatten(lists)
 	})
 	return rules, err
 }

@@ -117,6 +117,7 @@ func (p policy) load(a *Authorizer, id cluster.ID) {
 			ci.putClusterRoleBinding(b)
 		}
 	})
+	a.aggregateLater(id)
 }
 
 func in(id cluster.ID) context.Context {

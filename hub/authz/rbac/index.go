@@ -2,6 +2,7 @@ package rbac
 
 import (
 	"sync"
+	"sync/atomic"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apiserver/pkg/authentication/serviceaccount"
@@ -21,10 +22,24 @@ import (
 type index struct {
 	mu       sync.RWMutex
 	clusters map[cluster.ID]*clusterIndex
+	// gens numbers ClusterRole changes index-wide, so a generation is never
+	// reused, not even by a partition that replaces a dropped one: an
+	// aggregation computed from a snapshot is swapped in only when its
+	// generation is still the partition's.
+	gens atomic.Uint64
+	// compute is aggregate; tests replace it to hold an aggregation in
+	// progress and prove who waits for it.
+	compute func(id cluster.ID, roles map[string]*rbacv1.ClusterRole) aggregation
+	// swapped, when set, is told of every aggregation swapped in; for
+	// tests, which wait on it instead of on a clock.
+	swapped func(id cluster.ID)
 }
 
 func newIndex() *index {
-	return &index{clusters: make(map[cluster.ID]*clusterIndex)}
+	return &index{
+		clusters: make(map[cluster.ID]*clusterIndex),
+		compute:  func(_ cluster.ID, roles map[string]*rbacv1.ClusterRole) aggregation { return aggregate(roles) },
+	}
 }
 
 // update runs fn on the partition of id, creating it if needed and dropping
@@ -34,7 +49,7 @@ func (x *index) update(id cluster.ID, fn func(ci *clusterIndex)) {
 		x.mu.Lock()
 		ci := x.clusters[id]
 		if ci == nil {
-			ci = newClusterIndex()
+			ci = newClusterIndex(&x.gens)
 			x.clusters[id] = ci
 		}
 		x.mu.Unlock()
@@ -138,9 +153,15 @@ type clusterIndex struct {
 
 	roles        map[nsName]*rbacv1.Role
 	clusterRoles map[string]*rbacv1.ClusterRole
-	// aggregated holds the effective rules of ClusterRoles that carry an
-	// aggregationRule, recomputed whenever a ClusterRole changes.
-	aggregated map[string][]rbacv1.PolicyRule
+	// aggregated names, per ClusterRole with an aggregationRule, the plain
+	// ClusterRoles whose rules it grants. It is recomputed from a snapshot
+	// outside the lock after ClusterRole changes (index.reaggregate) and is
+	// current when aggGen == gen.
+	aggregated  aggregation
+	gen, aggGen uint64
+	gens        *atomic.Uint64
+	// usage counts what the workspace stores, for the RBAC quota.
+	usage Usage
 
 	crbs         map[string]*rbacv1.ClusterRoleBinding
 	crbBySubject map[subjectKey]map[string]*rbacv1.ClusterRoleBinding
@@ -148,11 +169,11 @@ type clusterIndex struct {
 	rbBySubject  map[nsSubject]map[string]*rbacv1.RoleBinding
 }
 
-func newClusterIndex() *clusterIndex {
+func newClusterIndex(gens *atomic.Uint64) *clusterIndex {
 	return &clusterIndex{
+		gens:         gens,
 		roles:        map[nsName]*rbacv1.Role{},
 		clusterRoles: map[string]*rbacv1.ClusterRole{},
-		aggregated:   map[string][]rbacv1.PolicyRule{},
 		crbs:         map[string]*rbacv1.ClusterRoleBinding{},
 		crbBySubject: map[subjectKey]map[string]*rbacv1.ClusterRoleBinding{},
 		rbs:          map[nsName]*rbacv1.RoleBinding{},
@@ -165,24 +186,41 @@ func (ci *clusterIndex) empty() bool {
 }
 
 func (ci *clusterIndex) putRole(ns string, r *rbacv1.Role) {
+	ci.deleteRole(ns, r.Name)
 	ci.roles[nsName{ns, r.Name}] = r
+	ci.usage.Rules += len(r.Rules)
 }
 
 func (ci *clusterIndex) deleteRole(ns, name string) {
-	delete(ci.roles, nsName{ns, name})
+	if old, ok := ci.roles[nsName{ns, name}]; ok {
+		ci.usage.Rules -= len(old.Rules)
+		delete(ci.roles, nsName{ns, name})
+	}
 }
 
+// putClusterRole files r and marks the aggregation stale; the caller
+// schedules index.reaggregate. Nothing expensive happens under the lock.
 func (ci *clusterIndex) putClusterRole(r *rbacv1.ClusterRole) {
+	ci.dropClusterRole(r.Name)
 	ci.clusterRoles[r.Name] = r
-	ci.reaggregate()
+	ci.usage.add(UsageOfClusterRole(r))
+	ci.gen = ci.gens.Add(1)
 }
 
 func (ci *clusterIndex) deleteClusterRole(name string) {
-	if _, ok := ci.clusterRoles[name]; !ok {
-		return
+	if ci.dropClusterRole(name) {
+		ci.gen = ci.gens.Add(1)
 	}
+}
+
+func (ci *clusterIndex) dropClusterRole(name string) bool {
+	old, ok := ci.clusterRoles[name]
+	if !ok {
+		return false
+	}
+	ci.usage.sub(UsageOfClusterRole(old))
 	delete(ci.clusterRoles, name)
-	ci.reaggregate()
+	return true
 }
 
 func (ci *clusterIndex) putClusterRoleBinding(b *rbacv1.ClusterRoleBinding) {

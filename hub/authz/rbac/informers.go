@@ -35,6 +35,7 @@ func New(src Sources) (*Authorizer, error) {
 		return nil, errors.New("rbac: all four ListerWatchers are required")
 	}
 	a := newAuthorizer()
+	a.queue = newAggregationQueue()
 	feeds := []struct {
 		lw  cache.ListerWatcher
 		obj runtime.Object
@@ -62,14 +63,24 @@ func New(src Sources) (*Authorizer, error) {
 			return nil, fmt.Errorf("rbac: informer transform for %T: %w", f.obj, err)
 		}
 		put, del := f.put, f.del
+		// A ClusterRole event only files the role; the aggregation it
+		// invalidates is recomputed by the aggregation workers, so this
+		// handler, shared by every workspace, never waits for one
+		// workspace's aggregation (attack review B6b).
+		_, aggregates := f.obj.(*rbacv1.ClusterRole)
+		handle := func(obj any, put func(*clusterIndex, string, metav1.Object), del func(*clusterIndex, string, string)) {
+			if id, ok := a.apply(obj, put, del); ok && aggregates {
+				a.aggregateLater(id)
+			}
+		}
 		reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj any) { a.apply(obj, put, nil) },
-			UpdateFunc: func(_, obj any) { a.apply(obj, put, nil) },
+			AddFunc:    func(obj any) { handle(obj, put, nil) },
+			UpdateFunc: func(_, obj any) { handle(obj, put, nil) },
 			DeleteFunc: func(obj any) {
 				if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 					obj = t.Obj
 				}
-				a.apply(obj, nil, del)
+				handle(obj, nil, del)
 			},
 		})
 		if err != nil {
@@ -87,7 +98,7 @@ func (a *Authorizer) Run(ctx context.Context) {
 	for _, inf := range a.informers {
 		go inf.RunWithContext(ctx)
 	}
-	<-ctx.Done()
+	a.runAggregation(ctx)
 }
 
 // WaitForSync blocks until HasSynced or ctx is done, and reports which.
@@ -95,19 +106,19 @@ func (a *Authorizer) WaitForSync(ctx context.Context) bool {
 	return cache.WaitForCacheSync(ctx.Done(), a.HasSynced)
 }
 
-// apply routes an informer event to the partition of the object's cluster.
-// Exactly one of put and del is set.
-func (a *Authorizer) apply(obj any, put func(*clusterIndex, string, metav1.Object), del func(*clusterIndex, string, string)) {
+// apply routes an informer event to the partition of the object's cluster,
+// and returns that cluster. Exactly one of put and del is set.
+func (a *Authorizer) apply(obj any, put func(*clusterIndex, string, metav1.Object), del func(*clusterIndex, string, string)) (cluster.ID, bool) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		utilruntime.HandleError(fmt.Errorf("rbac: unexpected informer object %T: %w", obj, err))
-		return
+		return "", false
 	}
 	id := cluster.ID(m.GetAnnotations()[storage.ClusterAnnotation])
 	if id == "" {
 		// Fail closed: a grant that cannot be placed in a cluster grants nothing.
 		utilruntime.HandleError(fmt.Errorf("rbac: %T %s has no %s annotation; ignored", obj, m.GetName(), storage.ClusterAnnotation))
-		return
+		return "", false
 	}
 	// Undo keyByCluster: "<cluster>/<ns>", or "<cluster>/" when cluster-scoped.
 	ns, _ := strings.CutPrefix(m.GetNamespace(), string(id)+"/")
@@ -118,4 +129,5 @@ func (a *Authorizer) apply(obj any, put func(*clusterIndex, string, metav1.Objec
 		}
 		del(ci, ns, m.GetName())
 	})
+	return id, true
 }

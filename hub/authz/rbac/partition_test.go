@@ -110,22 +110,3 @@ func TestRuleKeyMatchesDeepEqual(t *testing.T) {
 		}
 	}
 }
-
-// BenchmarkReaggregateLarge indexes one ClusterRole with 6000 distinct
-// rules aggregated into three roles, the attack review's payload: the
-// cost is linear in the rules, not quadratic.
-func BenchmarkReaggregateLarge(b *testing.B) {
-	big := newClusterRole("big")
-	for i := 0; i < 6000; i++ {
-		big.Rules = append(big.Rules, named(rule("get", "", "configmaps", ""), fmt.Sprintf("n%d", i)))
-	}
-	big.Labels = map[string]string{"v": "true", "e": "true", "a": "true"}
-	ci := newClusterIndex()
-	for _, n := range []string{"v", "e", "a"} {
-		ci.putClusterRole(aggregating(n+"-agg", map[string]string{n: "true"}))
-	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		ci.putClusterRole(big)
-	}
-}

@@ -69,13 +69,15 @@ func (ci *clusterIndex) visitRulesFor(u user.Info, namespace string, visit visit
 }
 
 func (ci *clusterIndex) visitBinding(src bindingSource, ref rbacv1.RoleRef, namespace string, visit visitor) bool {
-	rules, err := ci.roleRefRules(ref, namespace)
+	lists, err := ci.roleRefRules(ref, namespace)
 	if err != nil {
 		return visit(nil, nil, fmt.Errorf("%s: %w", src, err))
 	}
-	for i := range rules {
-		if !visit(src, &rules[i], nil) {
-			return false
+	for _, rules := range lists {
+		for i := range rules {
+			if !visit(src, &rules[i], nil) {
+				return false
+			}
 		}
 	}
 	return true
@@ -84,7 +86,7 @@ func (ci *clusterIndex) visitBinding(src bindingSource, ref rbacv1.RoleRef, name
 // roleRefRules resolves a binding's roleRef within this cluster. A Role is
 // looked up in the binding's namespace, so a RoleBinding can never borrow a
 // Role from another namespace, and a ClusterRoleBinding cannot name a Role.
-func (ci *clusterIndex) roleRefRules(ref rbacv1.RoleRef, namespace string) ([]rbacv1.PolicyRule, error) {
+func (ci *clusterIndex) roleRefRules(ref rbacv1.RoleRef, namespace string) ([][]rbacv1.PolicyRule, error) {
 	switch ref.Kind {
 	case "Role":
 		if namespace == "" {
@@ -94,7 +96,7 @@ func (ci *clusterIndex) roleRefRules(ref rbacv1.RoleRef, namespace string) ([]rb
 		if !ok {
 			return nil, apierrors.NewNotFound(rbacv1.Resource("roles"), ref.Name)
 		}
-		return r.Rules, nil
+		return [][]rbacv1.PolicyRule{r.Rules}, nil
 	case "ClusterRole":
 		rules, ok := ci.clusterRoleRules(ref.Name)
 		if !ok {

@@ -1,0 +1,61 @@
+package registry
+
+import (
+	"context"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// recordQuota records what the guard asks the quota.
+type recordQuota struct {
+	gr          schema.GroupResource
+	rules, aggr int
+	asked       bool
+}
+
+func (r *recordQuota) CheckQuota(_ context.Context, gr schema.GroupResource, _ string, rules, aggr int) error {
+	r.gr, r.rules, r.aggr, r.asked = gr, rules, aggr, true
+	return nil
+}
+
+// TestQuotaDelta: the quota is asked about what a write adds over the
+// stored object (create, and create-on-update, against nothing), and not
+// about bindings.
+func TestQuotaDelta(t *testing.T) {
+	rules := func(n int) []rbacv1.PolicyRule { return make([]rbacv1.PolicyRule, n) }
+	agg := &rbacv1.AggregationRule{}
+	tests := []struct {
+		name        string
+		obj, old    runtime.Object
+		asked       bool
+		rules, aggr int
+	}{
+		{"role create", &rbacv1.Role{Rules: rules(3)}, nil, true, 3, 0},
+		{"role grows", &rbacv1.Role{Rules: rules(5)}, &rbacv1.Role{Rules: rules(3)}, true, 2, 0},
+		{"role shrinks", &rbacv1.Role{Rules: rules(1)}, &rbacv1.Role{Rules: rules(3)}, true, -2, 0},
+		{"apply creates: old is empty", &rbacv1.Role{Rules: rules(4)}, &rbacv1.Role{}, true, 4, 0},
+		{"clusterrole create aggregated", &rbacv1.ClusterRole{Rules: rules(1), AggregationRule: agg}, nil, true, 1, 1},
+		{"clusterrole becomes aggregated", &rbacv1.ClusterRole{AggregationRule: agg}, &rbacv1.ClusterRole{Rules: rules(2)}, true, -2, 1},
+		{"clusterrole stops aggregating", &rbacv1.ClusterRole{}, &rbacv1.ClusterRole{AggregationRule: agg}, true, 0, -1},
+		{"binding", &rbacv1.RoleBinding{}, nil, false, 0, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			q := &recordQuota{}
+			g := &GuardedStore{quota: q}
+			var old []runtime.Object
+			if tc.old != nil {
+				old = append(old, tc.old)
+			}
+			if err := g.checkQuota(context.Background(), tc.obj, old...); err != nil {
+				t.Fatal(err)
+			}
+			if q.asked != tc.asked || q.rules != tc.rules || q.aggr != tc.aggr {
+				t.Fatalf("asked=%v rules=%d aggregated=%d, want %v %d %d", q.asked, q.rules, q.aggr, tc.asked, tc.rules, tc.aggr)
+			}
+		})
+	}
+}
