@@ -50,3 +50,41 @@ func init() {
 			}},
 	)
 }
+
+// review:B6b: a workspace's RBAC is bounded (--max-workspace-rbac-rules,
+// default 20000) on every write path, so no tenant makes the hub index,
+// copy and aggregate without end.
+func init() {
+	bigRole := func(name string, n int) string {
+		rules := make([]map[string][]string, n)
+		for i := range rules {
+			rules[i] = map[string][]string{"verbs": {"get"}, "apiGroups": {""}, "resources": {"configmaps"}, "resourceNames": {fmt.Sprintf("n%d", i)}}
+		}
+		b, _ := json.Marshal(map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+			"metadata": map[string]any{"name": name}, "rules": rules})
+		return string(b)
+	}
+	const crs = "/apis/rbac.authorization.k8s.io/v1/clusterroles"
+	registerAttacks(attack{finding: "review:B6b", name: "RBAC beyond the workspace quota is refused on every write path",
+		before: func(e *attackEnv, vars map[string]string) error {
+			vars["over"] = bigRole("over-"+vars["n"], 20001)
+			vars["small"] = bigRole("grow-"+vars["n"], 1)
+			vars["grown"] = bigRole("grow-"+vars["n"], 20001)
+			return nil
+		},
+		steps: []step{
+			{as: "bob", method: http.MethodPost, path: "/clusters/{bobHome}" + crs, body: "{over}", want: http.StatusForbidden, has: "exceeded quota"},
+			{as: "bob", method: http.MethodPost, path: "/clusters/{bobID}" + crs + "?dryRun=All", body: "{over}", want: http.StatusForbidden, has: "exceeded quota"},
+			{as: "bob", method: http.MethodPatch, path: "/clusters/{bobHome}" + crs + "/over-{n}?fieldManager=x", ctype: "application/apply-patch+yaml", body: "{over}", want: http.StatusForbidden, has: "exceeded quota"},
+			{as: "bob", method: http.MethodPost, path: "/clusters/{bobHome}" + crs, body: "{small}", want: http.StatusCreated},
+			{as: "bob", method: http.MethodPut, path: "/clusters/{bobHome}" + crs + "/grow-{n}", body: "{grown}", want: http.StatusForbidden, has: "exceeded quota"},
+			{as: "bob", method: http.MethodPatch, path: "/clusters/{bobHome}" + crs + "/grow-{n}?fieldManager=x&force=true", ctype: "application/apply-patch+yaml", body: "{grown}", want: http.StatusForbidden, has: "exceeded quota"},
+			{as: "alice", method: http.MethodGet, path: "/api/whoami", want: http.StatusOK},
+		},
+		after: func(e *attackEnv, vars map[string]string) error {
+			if err := e.wantAs(http.StatusNotFound, "bob", http.MethodGet, "/clusters/{bobHome}"+crs+"/over-{n}", "", vars); err != nil {
+				return err
+			}
+			return e.wantAs(http.StatusOK, "bob", http.MethodDelete, "/clusters/{bobHome}"+crs+"/grow-{n}", "", vars)
+		}})
+}
