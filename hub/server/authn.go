@@ -96,7 +96,7 @@ func newAuthorizer(a admins, w *workspaceRBAC, providers authorizer.Authorizer) 
 		confinementMarker(w.withCluster),
 		authzunion.NamedAuthorizer{AuthorizerName: "admins", Authorizer: authorizer.AuthorizerFunc(a.Authorize)},
 		authzunion.NamedAuthorizer{AuthorizerName: "providers", Authorizer: providers},
-		visibilityStep(w.resolver, w),
+		visibilityStep(w.withCluster, w),
 		authzunion.NamedAuthorizer{AuthorizerName: "public-info", Authorizer: public},
 		authzunion.NamedAuthorizer{AuthorizerName: "rbac", Authorizer: authorizer.AuthorizerFunc(w.Authorize)},
 		authzunion.NamedAuthorizer{AuthorizerName: "deny", Authorizer: authorizerfactory.NewAlwaysDenyAuthorizer()},

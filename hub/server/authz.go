@@ -2,11 +2,13 @@ package server
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/klog/v2"
 
 	"github.com/wharfhub/wharf/hub/authz/rbac"
 	"github.com/wharfhub/wharf/hub/cluster"
@@ -74,6 +76,10 @@ func (w *workspaceRBAC) withCluster(ctx context.Context) context.Context {
 	}
 	info, err := w.resolver.Resolve(ctx, t.Raw)
 	if err != nil {
+		// Unresolved: every step then denies as for a missing workspace.
+		if !errors.Is(err, workspaces.ErrNotFound) {
+			klog.FromContext(ctx).Error(err, "Resolving the request's workspace for authorization", "workspace", t.Raw)
+		}
 		return ctx
 	}
 	return cluster.WithCluster(ctx, info.ID)

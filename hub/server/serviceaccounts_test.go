@@ -8,13 +8,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
-	"k8s.io/apiserver/pkg/storage/etcd3/testserver"
 
 	"github.com/wharfhub/wharf/hub/cluster"
 	"github.com/wharfhub/wharf/hub/home"
 	"github.com/wharfhub/wharf/hub/proxy"
 	"github.com/wharfhub/wharf/hub/serviceaccounts"
-	"github.com/wharfhub/wharf/hub/workspaces"
 )
 
 // TestServiceAccountBinding runs the hub's real authorizer chain and the
@@ -22,20 +20,9 @@ import (
 // service account is made a hub administrator here, so that only the
 // binding step can be what refuses a token outside its workspace.
 func TestServiceAccountBinding(t *testing.T) {
-	etcd := testserver.RunEtcd(t, nil)
 	ctx := context.Background()
-	index := workspaces.NewIndex(etcd.Client, "/registry")
-	if _, err := index.EnsureRoot(ctx); err != nil {
-		t.Fatal(err)
-	}
-	a, err := index.Allocate(ctx, "root:a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := index.Allocate(ctx, "root:b")
-	if err != nil {
-		t.Fatal(err)
-	}
+	index, clusters := indexWith(t, "root:a", "root:b")
+	a, b := clusters[0], clusters[1]
 	chain, _, err := newAuthorizer(admins{groups: sets.New("system:serviceaccounts", user.SystemPrivilegedGroup)}, &workspaceRBAC{resolver: index},
 		authorizer.AuthorizerFunc(func(context.Context, authorizer.Attributes) (authorizer.Decision, string, error) {
 			return authorizer.DecisionNoOpinion, "", nil

@@ -2,17 +2,14 @@ package server
 
 import (
 	"context"
-	"errors"
 
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	authzunion "k8s.io/apiserver/pkg/authorization/union"
-	"k8s.io/klog/v2"
 
 	"github.com/wharfhub/wharf/hub/cluster"
 	"github.com/wharfhub/wharf/hub/providerauth"
 	"github.com/wharfhub/wharf/hub/serviceaccounts"
-	"github.com/wharfhub/wharf/hub/workspaces"
 )
 
 // WorkspaceDenied is the reason of every refusal caused by a workspace the
@@ -21,11 +18,6 @@ import (
 // the caller sent (user, verb, resource or path), so an existing workspace
 // and a missing one answer byte for byte the same (issue 11.9).
 const WorkspaceDenied = "workspace access not permitted"
-
-// resolver is what the visibility step needs of the workspace index.
-type resolver interface {
-	Resolve(ctx context.Context, raw string) (workspaces.Info, error)
-}
 
 // grants says whether u holds any grant in the workspace of ctx.
 type grants interface {
@@ -48,12 +40,14 @@ type grants interface {
 // refuse discovery to a user bound only in one namespace: such a user
 // already knows the workspace exists.
 type visibility struct {
-	index  resolver
-	grants grants
+	// withCluster completes the request's workspace resolution, as for
+	// every other step (workspaceRBAC.withCluster).
+	withCluster func(context.Context) context.Context
+	grants      grants
 }
 
-func visibilityStep(index resolver, g grants) authzunion.NamedAuthorizer {
-	return authzunion.NamedAuthorizer{AuthorizerName: "workspace-visibility", Authorizer: authorizer.AuthorizerFunc(visibility{index: index, grants: g}.Authorize)}
+func visibilityStep(withCluster func(context.Context) context.Context, g grants) authzunion.NamedAuthorizer {
+	return authzunion.NamedAuthorizer{AuthorizerName: "workspace-visibility", Authorizer: authorizer.AuthorizerFunc(visibility{withCluster: withCluster, grants: g}.Authorize)}
 }
 
 func (v visibility) Authorize(ctx context.Context, attrs authorizer.Attributes) (authorizer.Decision, string, error) {
@@ -88,25 +82,12 @@ func (v visibility) Authorize(ctx context.Context, attrs authorizer.Attributes) 
 // false when the target names no workspace (or resolution failed: that
 // must look the same).
 func (v visibility) cluster(ctx context.Context) (cluster.ID, bool) {
-	if cluster.IsWildcard(ctx) {
-		return "", true
-	}
+	ctx = v.withCluster(ctx)
 	if id, ok := cluster.From(ctx); ok {
 		return id, true
 	}
-	t, ok := cluster.TargetFrom(ctx)
-	if !ok {
-		return "", false
-	}
-	if t.IsWildcard() {
+	if t, ok := cluster.TargetFrom(ctx); cluster.IsWildcard(ctx) || ok && t.IsWildcard() {
 		return "", true
 	}
-	info, err := v.index.Resolve(ctx, t.Raw)
-	if err != nil {
-		if !errors.Is(err, workspaces.ErrNotFound) {
-			klog.FromContext(ctx).Error(err, "Resolving the request's workspace for authorization", "workspace", t.Raw)
-		}
-		return "", false
-	}
-	return info.ID, true
+	return "", false
 }

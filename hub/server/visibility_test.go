@@ -23,16 +23,9 @@ func (f grantsFunc) binds(ctx context.Context, u user.Info) bool { return f(ctx,
 // index. Bindings are given as a table: which users some binding of which
 // workspace names.
 func TestWorkspaceVisibility(t *testing.T) {
-	etcd := testserver.RunEtcd(t, nil)
 	ctx := context.Background()
-	index := workspaces.NewIndex(etcd.Client, "/registry")
-	if _, err := index.EnsureRoot(ctx); err != nil {
-		t.Fatal(err)
-	}
-	a, err := index.Allocate(ctx, "root:a")
-	if err != nil {
-		t.Fatal(err)
-	}
+	index, ids := indexWith(t, "root:a")
+	a := ids[0]
 	bound := map[cluster.ID]sets.Set[string]{a: sets.New("alice", "group:devs")}
 	g := grantsFunc(func(ctx context.Context, u user.Info) bool {
 		id, _ := cluster.From(ctx)
@@ -46,7 +39,7 @@ func TestWorkspaceVisibility(t *testing.T) {
 		}
 		return false
 	})
-	v := visibility{index: index, grants: g}
+	v := visibility{withCluster: (&workspaceRBAC{resolver: index}).withCluster, grants: g}
 	alice := &user.DefaultInfo{Name: "alice"}
 	bob := &user.DefaultInfo{Name: "bob"}
 	dev := &user.DefaultInfo{Name: "dan", Groups: []string{"devs"}}
@@ -109,16 +102,9 @@ func TestWorkspaceVisibility(t *testing.T) {
 // grant, an existing workspace and a missing one get the same decision and
 // reason for every kind of request, and administrators still pass.
 func TestChainDeniesAlike(t *testing.T) {
-	etcd := testserver.RunEtcd(t, nil)
 	ctx := context.Background()
-	index := workspaces.NewIndex(etcd.Client, "/registry")
-	if _, err := index.EnsureRoot(ctx); err != nil {
-		t.Fatal(err)
-	}
-	a, err := index.Allocate(ctx, "root:a")
-	if err != nil {
-		t.Fatal(err)
-	}
+	index, ids := indexWith(t, "root:a")
+	a := ids[0]
 	chain, _, err := newAuthorizer(admins{users: sets.New("hubadmin")}, &workspaceRBAC{resolver: index},
 		authorizer.AuthorizerFunc(func(context.Context, authorizer.Attributes) (authorizer.Decision, string, error) {
 			return authorizer.DecisionNoOpinion, "", nil
@@ -157,4 +143,24 @@ func TestChainDeniesAlike(t *testing.T) {
 			t.Errorf("admin: %v %q, want allow (and an honest 404 later)", d, reason)
 		}
 	}
+}
+
+// indexWith returns a workspace index over a real etcd holding root and
+// the workspaces of paths, with their ids in order.
+func indexWith(t *testing.T, paths ...string) (*workspaces.Index, []cluster.ID) {
+	t.Helper()
+	etcd := testserver.RunEtcd(t, nil)
+	index := workspaces.NewIndex(etcd.Client, "/registry")
+	if _, err := index.EnsureRoot(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var ids []cluster.ID
+	for _, p := range paths {
+		id, err := index.Allocate(context.Background(), cluster.Path(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	return index, ids
 }
