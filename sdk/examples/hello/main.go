@@ -1,10 +1,14 @@
 // Command hello is the sample provider and living documentation of the SDK:
-// a UI custom element, /whoami, server-sent events, a websocket echo, a CRD.
+// a UI custom element, /whoami, server-sent events, a websocket echo, a CRD
+// and a controller that answers it in every workspace that enabled hello
+// (controller.go), whose cache GET /greetings reads.
 package main
 
 import (
+	"context"
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -19,9 +23,14 @@ import (
 //go:embed ui greetings.yaml
 var files embed.FS
 
-type hello struct{}
+type hello struct {
+	// replier is set by Start; the hub sends no request before Start
+	// returns, so handlers may read it without a lock.
+	replier *replier
+	stop    context.CancelFunc
+}
 
-func (hello) Manifest() sdk.Manifest {
+func (h *hello) Manifest() sdk.Manifest {
 	ui, _ := fs.Sub(files, "ui")
 	crd, _ := files.ReadFile("greetings.yaml")
 	mux := http.NewServeMux()
@@ -29,6 +38,22 @@ func (hello) Manifest() sdk.Manifest {
 		id, _ := sdk.IdentityFrom(r) // asserted by the hub, never by the caller
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(id)
+	})
+	mux.HandleFunc("GET /greetings", func(w http.ResponseWriter, r *http.Request) {
+		id, ok := sdk.IdentityFrom(r)
+		if !ok || id.Cluster == "" {
+			http.Error(w, "no workspace", http.StatusForbidden)
+			return
+		}
+		// The caller's workspace comes from the hub-asserted identity, so a
+		// caller sees the greetings of the workspace they are in, only.
+		list, err := h.replier.list(id.Cluster)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(list)
 	})
 	mux.HandleFunc("GET /events", func(w http.ResponseWriter, r *http.Request) {
 		n, _ := strconv.Atoi(r.URL.Query().Get("n")) // 0: until the client leaves
@@ -57,4 +82,27 @@ func (hello) Manifest() sdk.Manifest {
 		Description: "Says hello to whoever calls.", UI: ui, Backend: mux, CRDs: [][]byte{crd}}
 }
 
-func main() { sdk.Serve(hello{}) }
+// Start runs the controller for the provider's life, not the Start call's.
+func (h *hello) Start(_ context.Context, hc sdk.HubConfig) error {
+	if hc.RestConfig == nil {
+		return errors.New("hello: the hub gave no credentials")
+	}
+	r, err := newReplier(hc.RestConfig)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h.replier, h.stop = r, cancel
+	go r.run(ctx)
+	return nil
+}
+
+// Stop ends the controller.
+func (h *hello) Stop(context.Context) error {
+	if h.stop != nil {
+		h.stop()
+	}
+	return nil
+}
+
+func main() { sdk.Serve(&hello{}) }

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	"github.com/wharfhub/wharf/sdk/clusters"
+)
+
+var greetingsGVR = schema.GroupVersionResource{Group: "hello.wharf.dev", Version: "v1alpha1", Resource: "greetings"}
+
+// replier answers every Greeting in every workspace that enabled hello:
+// status.reply = "Hello, <spec.message>". It is the sample of a provider
+// controller across workspaces: one wildcard informer keyed by cluster,
+// and writes through a client scoped to the object's own workspace.
+type replier struct {
+	cfg      *rest.Config // the provider's own identity
+	informer *clusters.Informer
+	queue    workqueue.TypedRateLimitingInterface[string]
+	// clients holds one client per workspace written to; only the single
+	// worker goroutine touches it.
+	clients map[string]dynamic.Interface
+}
+
+func newReplier(cfg *rest.Config) (*replier, error) {
+	wild, err := clusters.Wildcard(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(wild)
+	if err != nil {
+		return nil, fmt.Errorf("greetings client: %w", err)
+	}
+	greetings := dyn.Resource(greetingsGVR) // all namespaces of all workspaces
+	r := &replier{cfg: cfg, clients: map[string]dynamic.Interface{}, queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
+	enqueue := func(obj interface{}) {
+		if key, err := clusters.Key(obj); err == nil {
+			r.queue.Add(key)
+		}
+	}
+	r.informer, err = clusters.NewInformer(clusters.InformerOptions{
+		ListerWatcher: &cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return greetings.List(ctx, o)
+			},
+			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return greetings.Watch(ctx, o)
+			},
+		},
+		ObjectType: &unstructured.Unstructured{},
+		Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc:    enqueue,
+			UpdateFunc: func(_, obj interface{}) { enqueue(obj) },
+		},
+	})
+	return r, err
+}
+
+// run serves until ctx ends.
+func (r *replier) run(ctx context.Context) {
+	defer r.queue.ShutDown()
+	go r.informer.Run(ctx)
+	if !cache.WaitForCacheSync(ctx.Done(), r.informer.HasSynced) {
+		return
+	}
+	go func() {
+		<-ctx.Done()
+		r.queue.ShutDown()
+	}()
+	for r.next(ctx) {
+	}
+}
+
+func (r *replier) next(ctx context.Context) bool {
+	key, quit := r.queue.Get()
+	if quit {
+		return false
+	}
+	defer r.queue.Done(key)
+	if err := r.reply(ctx, key); err != nil {
+		klog.FromContext(ctx).Error(err, "replying to greeting", "key", key)
+		r.queue.AddRateLimited(key)
+		return true
+	}
+	r.queue.Forget(key)
+	return true
+}
+
+// reply writes status.reply of one Greeting, in the workspace it came from.
+func (r *replier) reply(ctx context.Context, key string) error {
+	cluster, ns, name, err := clusters.SplitKey(key)
+	if err != nil {
+		return nil // never retried: the key is malformed
+	}
+	obj, ok, err := r.informer.Lister().Get(cluster, ns, name)
+	if err != nil || !ok {
+		return err
+	}
+	g := obj.(*unstructured.Unstructured)
+	msg, _, _ := unstructured.NestedString(g.Object, "spec", "message")
+	want := "Hello, " + msg
+	if got, _, _ := unstructured.NestedString(g.Object, "status", "reply"); got == want {
+		return nil
+	}
+	dyn, err := r.client(cluster)
+	if err != nil {
+		return err
+	}
+	g = g.DeepCopy()
+	if err := unstructured.SetNestedField(g.Object, want, "status", "reply"); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	_, err = dyn.Resource(greetingsGVR).Namespace(ns).UpdateStatus(ctx, g, metav1.UpdateOptions{})
+	return err
+}
+
+// client is a client of one workspace: the write goes to the cluster the
+// object was read from, never to another.
+func (r *replier) client(cluster string) (dynamic.Interface, error) {
+	if c, ok := r.clients[cluster]; ok {
+		return c, nil
+	}
+	cfg, err := clusters.ForCluster(r.cfg, cluster)
+	if err != nil {
+		return nil, err
+	}
+	c, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	r.clients[cluster] = c
+	return c, nil
+}
+
+// list returns the greetings of one workspace, from the cache.
+func (r *replier) list(cluster string) ([]greeting, error) {
+	objs, err := r.informer.Lister().List(cluster, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]greeting, 0, len(objs))
+	for _, o := range objs {
+		u := o.(*unstructured.Unstructured)
+		msg, _, _ := unstructured.NestedString(u.Object, "spec", "message")
+		reply, _, _ := unstructured.NestedString(u.Object, "status", "reply")
+		out = append(out, greeting{Namespace: u.GetNamespace(), Name: u.GetName(), Message: msg, Reply: reply})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].Namespace+"/"+out[i].Name < out[j].Namespace+"/"+out[j].Name
+	})
+	return out, nil
+}
+
+// greeting is one entry of GET /greetings.
+type greeting struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Message   string `json:"message"`
+	Reply     string `json:"reply"`
+}
