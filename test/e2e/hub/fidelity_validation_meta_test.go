@@ -1,0 +1,95 @@
+package hub
+
+import (
+	"strings"
+	"testing"
+)
+
+// Issue 12 item 2, continued: the ObjectMeta rules of every built-in kind.
+
+// metaKinds are the built-in kinds with a path to create them and a body
+// (given a name and extra metadata) that is otherwise valid.
+func metaKinds(f *fidelity) []struct {
+	kind, path string
+	body       func(name string, md map[string]any) string
+} {
+	mk := func(apiVersion, kind string, extra map[string]any) func(string, map[string]any) string {
+		return func(name string, md map[string]any) string {
+			e := map[string]any{"metadata": md}
+			for k, v := range extra {
+				e[k] = v
+			}
+			return obj(apiVersion, kind, name, e)
+		}
+	}
+	rules := []any{map[string]any{"verbs": []string{"get"}, "apiGroups": []string{""}, "resources": []string{"pods"}}}
+	ref := map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"}
+	return []struct {
+		kind, path string
+		body       func(name string, md map[string]any) string
+	}{
+		{"configmap", cmPath, mk("v1", "ConfigMap", nil)},
+		{"secret", secretPath, mk("v1", "Secret", nil)},
+		{"serviceaccount", "/api/v1/namespaces/default/serviceaccounts", mk("v1", "ServiceAccount", nil)},
+		{"namespace", "/api/v1/namespaces", mk("v1", "Namespace", nil)},
+		{"role", rolePath, mk(rbacV1, "Role", map[string]any{"rules": rules})},
+		{"rolebinding", rbPath, mk(rbacV1, "RoleBinding", map[string]any{"roleRef": ref})},
+		{"clusterrole", crPath, mk(rbacV1, "ClusterRole", map[string]any{"rules": rules})},
+		{"clusterrolebinding", crbPath, mk(rbacV1, "ClusterRoleBinding", map[string]any{"roleRef": ref})},
+		{"lease", leasePath, mk("coordination.k8s.io/v1", "Lease", nil)},
+	}
+}
+
+func init() {
+	registerFidelity("02-valid/meta", func(t *testing.T, f *fidelity) {
+		fin := func(names ...string) map[string]any { return map[string]any{"finalizers": names} }
+		metas := []struct {
+			name string
+			md   map[string]any
+		}{
+			{"finalizer-unqualified", fin("foo")},
+			{"finalizer-invalid", fin("a b")},
+			{"finalizer-invalid-domain", fin("Bad_Domain/x")},
+			{"finalizer-two-unqualified", fin("example.com/ok", "bar", "baz")},
+			{"finalizer-orphan-and-foreground", fin("orphan", "foregroundDeletion")},
+			{"finalizer-standard-ok", fin("kubernetes", "orphan")},
+			{"finalizer-qualified-ok", fin("example.com/x")},
+			{"label-key", map[string]any{"labels": map[string]any{"a b": "x"}}},
+			{"label-value", map[string]any{"labels": map[string]any{"a": strings.Repeat("v", 64)}}},
+			{"annotation-key", map[string]any{"annotations": map[string]any{"-x": "y"}}},
+			{"annotations-too-large", map[string]any{"annotations": map[string]any{"a": strings.Repeat("x", 256*1024)}}},
+		}
+		for _, k := range metaKinds(f) {
+			for _, m := range metas {
+				t.Run(k.kind+"/"+m.name, func(t *testing.T) {
+					name := f.unique("meta")
+					f.Same(t, post(k.path, k.body(name, m.md)))
+					// Objects kept by a finalizer are not deleted, so none is left over.
+				})
+			}
+			t.Run(k.kind+"/bad-name", func(t *testing.T) {
+				f.Same(t, post(k.path, k.body("Bad_Name."+f.unique("x"), nil)))
+			})
+		}
+		t.Run("namespace/spec-finalizer", func(t *testing.T) {
+			f.Same(t, post("/api/v1/namespaces", obj("v1", "Namespace", f.unique("ns"), map[string]any{"spec": map[string]any{"finalizers": []string{"a b"}}})))
+			f.Same(t, post("/api/v1/namespaces", obj("v1", "Namespace", f.unique("ns"), map[string]any{"spec": map[string]any{"finalizers": []string{"foo"}}})))
+		})
+		// Finalizer names on update, and none added once deletion began.
+		for _, k := range metaKinds(f) {
+			if k.kind == "namespace" {
+				continue // the namespace controller does not run on the kube side
+			}
+			t.Run(k.kind+"/deleting", func(t *testing.T) {
+				name := f.unique("del")
+				p := k.path + "/" + name
+				f.Same(t, post(k.path, k.body(name, fin("example.com/hold"))))
+				f.Same(t, mergePatch(p, `{"metadata":{"finalizers":["example.com/hold","unqualified"]}}`))
+				f.Same(t, fidReq{Method: "DELETE", Path: p})
+				f.Same(t, mergePatch(p, `{"metadata":{"finalizers":["example.com/hold","example.com/new"]}}`))
+				f.Same(t, apply(p, k.body(name, fin("example.com/apply"))))
+				f.Same(t, mergePatch(p, `{"metadata":{"finalizers":null}}`))
+			})
+		}
+	})
+}
