@@ -3,6 +3,7 @@ package hub
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // Issue 12 item 2, continued: the ObjectMeta rules of every built-in kind.
@@ -90,6 +91,57 @@ func init() {
 				f.Same(t, apply(p, k.body(name, fin("example.com/apply"))))
 				f.Same(t, mergePatch(p, `{"metadata":{"finalizers":null}}`))
 			})
+		}
+	})
+}
+
+func init() {
+	// Custom resources: upstream holds finalizer names to the qualified-name
+	// rule only and merely warns about unqualified ones; the hub serves them
+	// through apiextensions-apiserver and must answer the same. The CRD is
+	// hub-wide on the hub, cluster-wide on kube: a unique group.
+	registerFidelity("02-valid/meta-cr", func(t *testing.T, f *fidelity) {
+		group := f.unique("valid") + ".example.com"
+		f.MustBoth(t, `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: things.`+group+`}
+spec:
+  group: `+group+`
+  scope: Namespaced
+  names: {plural: things, singular: thing, kind: Thing}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+`)
+		path := "/apis/" + group + "/v1/namespaces/default/things"
+		thing := func(fins ...string) string {
+			return obj(group+"/v1", "Thing", f.unique("thing"), map[string]any{"metadata": map[string]any{"finalizers": fins}})
+		}
+		// Wait until both serve the new resource.
+		deadline := time.Now().Add(2 * time.Minute)
+		for {
+			h, k := f.Both(t, fidReq{Path: path})
+			if h.Code == 200 && k.Code == 200 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("CRD not served: hub %s, kube %s", h, k)
+			}
+			time.Sleep(time.Second)
+		}
+		runCases(t, f, []vcase{
+			{"invalid", post(path, thing("a b"))},
+			{"unqualified-warns-only", post(path, thing("foo"))},
+			{"qualified", post(path, thing("example.com/x"))},
+		})
+		// The hub's own kinds hold finalizer names to the qualified-name rule
+		// (there is no kube side to compare: the kind is the hub's).
+		ws := obj("tenancy.wharf.dev/v1alpha1", "Workspace", f.unique("ws"), map[string]any{"metadata": map[string]any{"finalizers": []string{"a b"}}})
+		a := f.OnHub(t, post("/apis/tenancy.wharf.dev/v1alpha1/workspaces", ws))
+		if a.Code != 422 || a.Reason != "Invalid" || !strings.Contains(a.Message, `metadata.finalizers: Invalid value: "a b": name part must consist of alphanumeric characters`) {
+			t.Errorf("workspace with finalizer \"a b\": %s", a)
 		}
 	})
 }
