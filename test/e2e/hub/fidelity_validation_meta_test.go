@@ -10,7 +10,7 @@ import (
 
 // metaKinds are the built-in kinds with a path to create them and a body
 // (given a name and extra metadata) that is otherwise valid.
-func metaKinds(f *fidelity) []struct {
+func valMetaKinds(f *fidelity) []struct {
 	kind, path string
 	body       func(name string, md map[string]any) string
 } {
@@ -20,7 +20,7 @@ func metaKinds(f *fidelity) []struct {
 			for k, v := range extra {
 				e[k] = v
 			}
-			return obj(apiVersion, kind, name, e)
+			return valObj(apiVersion, kind, name, e)
 		}
 	}
 	rules := []any{map[string]any{"verbs": []string{"get"}, "apiGroups": []string{""}, "resources": []string{"pods"}}}
@@ -29,15 +29,15 @@ func metaKinds(f *fidelity) []struct {
 		kind, path string
 		body       func(name string, md map[string]any) string
 	}{
-		{"configmap", cmPath, mk("v1", "ConfigMap", nil)},
-		{"secret", secretPath, mk("v1", "Secret", nil)},
+		{"configmap", valCMPath, mk("v1", "ConfigMap", nil)},
+		{"secret", valSecretPath, mk("v1", "Secret", nil)},
 		{"serviceaccount", "/api/v1/namespaces/default/serviceaccounts", mk("v1", "ServiceAccount", nil)},
 		{"namespace", "/api/v1/namespaces", mk("v1", "Namespace", nil)},
-		{"role", rolePath, mk(rbacV1, "Role", map[string]any{"rules": rules})},
-		{"rolebinding", rbPath, mk(rbacV1, "RoleBinding", map[string]any{"roleRef": ref})},
-		{"clusterrole", crPath, mk(rbacV1, "ClusterRole", map[string]any{"rules": rules})},
-		{"clusterrolebinding", crbPath, mk(rbacV1, "ClusterRoleBinding", map[string]any{"roleRef": ref})},
-		{"lease", leasePath, mk("coordination.k8s.io/v1", "Lease", nil)},
+		{"role", valRolePath, mk(valRBACV1, "Role", map[string]any{"rules": rules})},
+		{"rolebinding", valRBPath, mk(valRBACV1, "RoleBinding", map[string]any{"roleRef": ref})},
+		{"clusterrole", valCRPath, mk(valRBACV1, "ClusterRole", map[string]any{"rules": rules})},
+		{"clusterrolebinding", valCRBPath, mk(valRBACV1, "ClusterRoleBinding", map[string]any{"roleRef": ref})},
+		{"lease", valLeasePath, mk("coordination.k8s.io/v1", "Lease", nil)},
 	}
 }
 
@@ -60,36 +60,36 @@ func init() {
 			{"annotation-key", map[string]any{"annotations": map[string]any{"-x": "y"}}},
 			{"annotations-too-large", map[string]any{"annotations": map[string]any{"a": strings.Repeat("x", 256*1024)}}},
 		}
-		for _, k := range metaKinds(f) {
+		for _, k := range valMetaKinds(f) {
 			for _, m := range metas {
 				t.Run(k.kind+"/"+m.name, func(t *testing.T) {
 					name := f.unique("meta")
-					f.Same(t, post(k.path, k.body(name, m.md)))
+					f.Same(t, valPost(k.path, k.body(name, m.md)))
 					// Objects kept by a finalizer are not deleted, so none is left over.
 				})
 			}
 			t.Run(k.kind+"/bad-name", func(t *testing.T) {
-				f.Same(t, post(k.path, k.body("Bad_Name."+f.unique("x"), nil)))
+				f.Same(t, valPost(k.path, k.body("Bad_Name."+f.unique("x"), nil)))
 			})
 		}
 		t.Run("namespace/spec-finalizer", func(t *testing.T) {
-			f.Same(t, post("/api/v1/namespaces", obj("v1", "Namespace", f.unique("ns"), map[string]any{"spec": map[string]any{"finalizers": []string{"a b"}}})))
-			f.Same(t, post("/api/v1/namespaces", obj("v1", "Namespace", f.unique("ns"), map[string]any{"spec": map[string]any{"finalizers": []string{"foo"}}})))
+			f.Same(t, valPost("/api/v1/namespaces", valObj("v1", "Namespace", f.unique("ns"), map[string]any{"spec": map[string]any{"finalizers": []string{"a b"}}})))
+			f.Same(t, valPost("/api/v1/namespaces", valObj("v1", "Namespace", f.unique("ns"), map[string]any{"spec": map[string]any{"finalizers": []string{"foo"}}})))
 		})
 		// Finalizer names on update, and none added once deletion began.
-		for _, k := range metaKinds(f) {
+		for _, k := range valMetaKinds(f) {
 			if k.kind == "namespace" {
 				continue // the namespace controller does not run on the kube side
 			}
 			t.Run(k.kind+"/deleting", func(t *testing.T) {
 				name := f.unique("del")
 				p := k.path + "/" + name
-				f.Same(t, post(k.path, k.body(name, fin("example.com/hold"))))
-				f.Same(t, mergePatch(p, `{"metadata":{"finalizers":["example.com/hold","unqualified"]}}`))
+				f.Same(t, valPost(k.path, k.body(name, fin("example.com/hold"))))
+				f.Same(t, valPatch(p, `{"metadata":{"finalizers":["example.com/hold","unqualified"]}}`))
 				f.Same(t, fidReq{Method: "DELETE", Path: p})
-				f.Same(t, mergePatch(p, `{"metadata":{"finalizers":["example.com/hold","example.com/new"]}}`))
-				f.Same(t, apply(p, k.body(name, fin("example.com/apply"))))
-				f.Same(t, mergePatch(p, `{"metadata":{"finalizers":null}}`))
+				f.Same(t, valPatch(p, `{"metadata":{"finalizers":["example.com/hold","example.com/new"]}}`))
+				f.Same(t, valApply(p, k.body(name, fin("example.com/apply"))))
+				f.Same(t, valPatch(p, `{"metadata":{"finalizers":null}}`))
 			})
 		}
 	})
@@ -117,7 +117,7 @@ spec:
 `)
 		path := "/apis/" + group + "/v1/namespaces/default/things"
 		thing := func(fins ...string) string {
-			return obj(group+"/v1", "Thing", f.unique("thing"), map[string]any{"metadata": map[string]any{"finalizers": fins}})
+			return valObj(group+"/v1", "Thing", f.unique("thing"), map[string]any{"metadata": map[string]any{"finalizers": fins}})
 		}
 		// Wait until both serve the new resource.
 		deadline := time.Now().Add(2 * time.Minute)
@@ -131,15 +131,15 @@ spec:
 			}
 			time.Sleep(time.Second)
 		}
-		runCases(t, f, []vcase{
-			{"invalid", post(path, thing("a b"))},
-			{"unqualified-warns-only", post(path, thing("foo"))},
-			{"qualified", post(path, thing("example.com/x"))},
+		valCases(t, f, []valCase{
+			{"invalid", valPost(path, thing("a b"))},
+			{"unqualified-warns-only", valPost(path, thing("foo"))},
+			{"qualified", valPost(path, thing("example.com/x"))},
 		})
 		// The hub's own kinds hold finalizer names to the qualified-name rule
 		// (there is no kube side to compare: the kind is the hub's).
-		ws := obj("tenancy.wharf.dev/v1alpha1", "Workspace", f.unique("ws"), map[string]any{"metadata": map[string]any{"finalizers": []string{"a b"}}})
-		a := f.OnHub(t, post("/apis/tenancy.wharf.dev/v1alpha1/workspaces", ws))
+		ws := valObj("tenancy.wharf.dev/v1alpha1", "Workspace", f.unique("ws"), map[string]any{"metadata": map[string]any{"finalizers": []string{"a b"}}})
+		a := f.OnHub(t, valPost("/apis/tenancy.wharf.dev/v1alpha1/workspaces", ws))
 		if a.Code != 422 || a.Reason != "Invalid" || !strings.Contains(a.Message, `metadata.finalizers: Invalid value: "a b": name part must consist of alphanumeric characters`) {
 			t.Errorf("workspace with finalizer \"a b\": %s", a)
 		}
