@@ -48,7 +48,7 @@ func (s strategy) Validate(ctx context.Context, obj runtime.Object) field.ErrorL
 	}
 	errs := apimachineryvalidation.ValidateObjectMetaAccessor(m, s.kind.Namespaced, s.kind.nameValidation(), field.NewPath("metadata"))
 	// Built-in kinds also hold finalizer names to kube's standard-or-qualified rule.
-	errs = append(errs, validation.KubeFinalizerNames(m)...)
+	errs = append(errs, validation.KubeFinalizerNames(s.kind.Resource, m)...)
 	if s.kind.Validate != nil {
 		errs = append(errs, s.kind.Validate(obj)...)
 	}
@@ -68,7 +68,7 @@ func (s strategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) f
 	// the type's update rules, then the new object as a whole. Errors found
 	// twice (finalizer names) are reported once.
 	errs := apimachineryvalidation.ValidateObjectMetaAccessorUpdate(newMeta, oldMeta, field.NewPath("metadata"))
-	errs = append(errs, validation.KubeFinalizerNames(newMeta)...)
+	errs = append(errs, validation.KubeFinalizerNames(s.kind.Resource, newMeta)...)
 	if s.kind.ValidateUpdate != nil {
 		errs = append(errs, s.kind.ValidateUpdate(obj, old)...)
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -121,8 +122,9 @@ func TestKubeFinalizerNames(t *testing.T) {
 		{[]string{"kubernetes", "orphan", "foregroundDeletion", "example.com/x", "a/b"}, ""},
 		{[]string{"example.com/x", "foo", "bar"}, `[metadata.finalizers[1]: Invalid value: "foo": name is neither a standard finalizer name nor is it fully qualified, metadata.finalizers[2]: Invalid value: "bar": name is neither a standard finalizer name nor is it fully qualified]`},
 	} {
-		check(t, strings.Join(c.fins, ","), KubeFinalizerNames(&metav1.ObjectMeta{Finalizers: c.fins}), c.want)
+		check(t, strings.Join(c.fins, ","), KubeFinalizerNames(corev1.Resource("configmaps"), &metav1.ObjectMeta{Finalizers: c.fins}), c.want)
 	}
+	check(t, "lease", KubeFinalizerNames(coordinationv1.Resource("leases"), &metav1.ObjectMeta{Finalizers: []string{"foo"}}), "")
 	ns := &corev1.Namespace{Spec: corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{"foo"}}}
 	check(t, "namespace spec", Namespace(ns), `spec.finalizers: Invalid value: "foo": name is neither a standard finalizer name nor is it fully qualified`)
 }

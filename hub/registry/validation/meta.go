@@ -3,7 +3,9 @@ package validation
 import (
 	"strings"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -20,11 +22,15 @@ var standardFinalizers = map[string]bool{
 const finalizerNotQualified = "name is neither a standard finalizer name nor is it fully qualified"
 
 // KubeFinalizerNames is the check kube-apiserver adds to the generic
-// ObjectMeta validation for every built-in kind: a finalizer name without
-// a "/" must be a standard one. (The generic part, that each name is a
-// qualified name, is apimachinery's and already ran.) Custom resources do
-// not get it: upstream only warns there.
-func KubeFinalizerNames(m metav1.Object) field.ErrorList {
+// ObjectMeta validation for the built-in kinds of resource: a finalizer
+// name without a "/" must be a standard one. (The generic part, that each
+// name is a qualified name, is apimachinery's and already ran.) Leases do
+// not get it, their validation uses only the generic part; nor do custom
+// resources, where upstream only warns.
+func KubeFinalizerNames(resource schema.GroupResource, m metav1.Object) field.ErrorList {
+	if resource == coordinationv1.Resource("leases") {
+		return nil
+	}
 	var errs field.ErrorList
 	fld := field.NewPath("metadata", "finalizers")
 	for i, f := range m.GetFinalizers() {

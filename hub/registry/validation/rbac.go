@@ -40,22 +40,26 @@ func ClusterRole(obj runtime.Object) field.ErrorList {
 	return errs
 }
 
+// rules validates each rule. kube-apiserver v1.37 checks that verbs are
+// there declaratively (DeclarativeValidation is on by default): that error
+// has no detail and comes after the hand-written ones, rule by rule.
 func rules(rs []rbacv1.PolicyRule, namespaced bool) field.ErrorList {
-	var errs field.ErrorList
+	var errs, declared field.ErrorList
 	for i, r := range rs {
-		errs = append(errs, policyRule(r, namespaced, field.NewPath("rules").Index(i))...)
+		fld := field.NewPath("rules").Index(i)
+		errs = append(errs, policyRule(r, namespaced, fld)...)
+		if len(r.Verbs) == 0 {
+			declared = append(declared, field.Required(fld.Child("verbs"), ""))
+		}
 	}
-	return errs
+	return append(errs, declared...)
 }
 
-// policyRule is upstream's ValidatePolicyRule: verbs always; then either
-// non-resource URLs alone (and only in cluster-wide roles) or at least one
-// API group and one resource.
+// policyRule is upstream's ValidatePolicyRule but for verbs (see rules):
+// either non-resource URLs alone (and only in cluster-wide roles) or at
+// least one API group and one resource.
 func policyRule(r rbacv1.PolicyRule, namespaced bool, fld *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	if len(r.Verbs) == 0 {
-		errs = append(errs, field.Required(fld.Child("verbs"), "verbs must contain at least one value"))
-	}
 	if len(r.NonResourceURLs) > 0 {
 		if namespaced {
 			errs = append(errs, field.Invalid(fld.Child("nonResourceURLs"), r.NonResourceURLs, "namespaced rules cannot apply to non-resource URLs"))
@@ -99,9 +103,13 @@ func ClusterRoleBindingUpdate(obj, old runtime.Object) field.ErrorList {
 	return roleRefImmutable(obj.(*rbacv1.ClusterRoleBinding).RoleRef, old.(*rbacv1.ClusterRoleBinding).RoleRef)
 }
 
+// shownRoleRef is how upstream's message shows a roleRef: its internal type
+// has no JSON tags, so the field names are capitalized.
+type shownRoleRef struct{ APIGroup, Kind, Name string }
+
 func roleRefImmutable(n, o rbacv1.RoleRef) field.ErrorList {
 	if n != o {
-		return field.ErrorList{field.Invalid(field.NewPath("roleRef"), n, "field is immutable")}
+		return field.ErrorList{field.Invalid(field.NewPath("roleRef"), shownRoleRef(n), "field is immutable")}
 	}
 	return nil
 }
@@ -119,27 +127,33 @@ func binding(ref rbacv1.RoleRef, subjects []rbacv1.Subject, namespaced bool) fie
 	if !slices.Contains(kinds, ref.Kind) {
 		errs = append(errs, field.NotSupported(refPath.Child("kind"), ref.Kind, kinds))
 	}
-	if ref.Name == "" {
-		errs = append(errs, field.Required(refPath.Child("name"), ""))
-	} else {
+	if ref.Name != "" {
 		for _, msg := range path.IsValidPathSegmentName(ref.Name) {
 			errs = append(errs, field.Invalid(refPath.Child("name"), ref.Name, msg))
 		}
 	}
+	// Missing names are checked declaratively in v1.37: after the rest, in
+	// the order of the type's fields (subjects before roleRef).
+	var declared field.ErrorList
 	for i, s := range subjects {
-		errs = append(errs, subject(s, namespaced, field.NewPath("subjects").Index(i))...)
+		fld := field.NewPath("subjects").Index(i)
+		errs = append(errs, subject(s, namespaced, fld)...)
+		if s.Name == "" {
+			declared = append(declared, field.Required(fld.Child("name"), ""))
+		}
 	}
-	return errs
+	if ref.Name == "" {
+		declared = append(declared, field.Required(refPath.Child("name"), ""))
+	}
+	return append(errs, declared...)
 }
 
-// subject is upstream's ValidateRoleBindingSubject. A ServiceAccount of a
+// subject is upstream's ValidateRoleBindingSubject but for the missing name
+// (see binding). A ServiceAccount of a
 // ClusterRoleBinding needs its namespace; in a RoleBinding it defaults to
 // the binding's.
 func subject(s rbacv1.Subject, namespaced bool, fld *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	if s.Name == "" {
-		errs = append(errs, field.Required(fld.Child("name"), ""))
-	}
 	switch s.Kind {
 	case rbacv1.ServiceAccountKind:
 		if s.Name != "" {

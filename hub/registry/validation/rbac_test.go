@@ -20,8 +20,10 @@ func TestRoles(t *testing.T) {
 		cr    string // want for a ClusterRole
 	}{
 		{"ok", []rbacv1.PolicyRule{ok}, "", ""},
-		{"empty", []rbacv1.PolicyRule{{}}, "[rules[0].verbs: Required value: verbs must contain at least one value, rules[0].apiGroups: Required value: resource rules must supply at least one api group, rules[0].resources: Required value: resource rules must supply at least one resource]",
-			"[rules[0].verbs: Required value: verbs must contain at least one value, rules[0].apiGroups: Required value: resource rules must supply at least one api group, rules[0].resources: Required value: resource rules must supply at least one resource]"},
+		{"empty", []rbacv1.PolicyRule{{}}, "[rules[0].apiGroups: Required value: resource rules must supply at least one api group, rules[0].resources: Required value: resource rules must supply at least one resource, rules[0].verbs: Required value]",
+			"[rules[0].apiGroups: Required value: resource rules must supply at least one api group, rules[0].resources: Required value: resource rules must supply at least one resource, rules[0].verbs: Required value]"},
+		{"verbs-last", []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}}, {Verbs: []string{"get"}}, {}}, "[rules[1].apiGroups: Required value: resource rules must supply at least one api group, rules[1].resources: Required value: resource rules must supply at least one resource, rules[2].apiGroups: Required value: resource rules must supply at least one api group, rules[2].resources: Required value: resource rules must supply at least one resource, rules[0].verbs: Required value, rules[2].verbs: Required value]",
+			"[rules[1].apiGroups: Required value: resource rules must supply at least one api group, rules[1].resources: Required value: resource rules must supply at least one resource, rules[2].apiGroups: Required value: resource rules must supply at least one api group, rules[2].resources: Required value: resource rules must supply at least one resource, rules[0].verbs: Required value, rules[2].verbs: Required value]"},
 		{"nonresource", []rbacv1.PolicyRule{ok, nonRes}, `rules[1].nonResourceURLs: Invalid value: ["/x"]: namespaced rules cannot apply to non-resource URLs`, ""},
 		{"both", []rbacv1.PolicyRule{{Verbs: []string{"get"}, NonResourceURLs: []string{"/x"}, ResourceNames: []string{"n"}}}, `[rules[0].nonResourceURLs: Invalid value: ["/x"]: namespaced rules cannot apply to non-resource URLs, rules[0].nonResourceURLs: Invalid value: ["/x"]: rules cannot apply to both regular resources and non-resource URLs]`, `rules[0].nonResourceURLs: Invalid value: ["/x"]: rules cannot apply to both regular resources and non-resource URLs`},
 	} {
@@ -60,11 +62,12 @@ func TestBindings(t *testing.T) {
 		check(t, "rb/"+c.name, RoleBinding(&rbacv1.RoleBinding{RoleRef: c.ref, Subjects: c.subjects}), c.rb)
 		check(t, "crb/"+c.name, ClusterRoleBinding(&rbacv1.ClusterRoleBinding{RoleRef: c.ref, Subjects: c.subjects}), c.crb)
 	}
+	several := ClusterRoleBinding(&rbacv1.ClusterRoleBinding{RoleRef: rbacv1.RoleRef{Kind: "Pod"}, Subjects: []rbacv1.Subject{{Kind: "ServiceAccount"}, {Kind: "x"}}})
+	check(t, "crb several", several, `[roleRef.apiGroup: Unsupported value: "": supported values: "rbac.authorization.k8s.io", roleRef.kind: Unsupported value: "Pod": supported values: "ClusterRole", subjects[0].namespace: Required value, subjects[1].kind: Unsupported value: "x": supported values: "ServiceAccount", "User", "Group", subjects[0].name: Required value, subjects[1].name: Required value, roleRef.name: Required value]`)
 	edit := view
 	edit.Name = "edit"
-	if msg(RoleBindingUpdate(&rbacv1.RoleBinding{RoleRef: edit}, &rbacv1.RoleBinding{RoleRef: view})) == "" {
-		t.Error("roleRef changed without an error")
-	}
+	check(t, "roleRef update", RoleBindingUpdate(&rbacv1.RoleBinding{RoleRef: edit}, &rbacv1.RoleBinding{RoleRef: view}),
+		`roleRef: Invalid value: {"APIGroup":"rbac.authorization.k8s.io","Kind":"ClusterRole","Name":"edit"}: field is immutable`)
 }
 
 func TestDefaults(t *testing.T) {
