@@ -1,8 +1,6 @@
 package registry
 
 import (
-	"fmt"
-
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -10,12 +8,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/validation/path"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	"github.com/wharfhub/wharf/hub/namespaces"
+	"github.com/wharfhub/wharf/hub/registry/validation"
 )
 
 // BuiltinKinds returns the built-in resources served in every workspace,
@@ -27,6 +24,7 @@ func BuiltinKinds() map[schema.GroupVersion][]*Kind {
 				Resource: corev1.Resource("namespaces"), Singular: "namespace", ShortNames: []string{"ns"},
 				New: func() runtime.Object { return &corev1.Namespace{} }, NewList: func() runtime.Object { return &corev1.NamespaceList{} },
 				NameValidation:   apimachineryvalidation.ValidateNamespaceName,
+				Validate:         validation.Namespace,
 				PrepareForCreate: prepareNamespace,
 				PrepareForUpdate: func(obj, old runtime.Object) {
 					// Status belongs to the server; clients cannot set it.
@@ -40,21 +38,14 @@ func BuiltinKinds() map[schema.GroupVersion][]*Kind {
 			{
 				Resource: corev1.Resource("configmaps"), Singular: "configmap", Namespaced: true, ShortNames: []string{"cm"},
 				New: func() runtime.Object { return &corev1.ConfigMap{} }, NewList: func() runtime.Object { return &corev1.ConfigMapList{} },
-				Validate: validateConfigMap,
+				Validate: validation.ConfigMap, ValidateUpdate: validation.ConfigMapUpdate,
 			},
 			{
 				Resource: corev1.Resource("secrets"), Singular: "secret", Namespaced: true,
 				New: func() runtime.Object { return &corev1.Secret{} }, NewList: func() runtime.Object { return &corev1.SecretList{} },
 				PrepareForCreate: defaultSecret,
 				PrepareForUpdate: func(obj, old runtime.Object) { mergeStringData(obj.(*corev1.Secret)) },
-				Validate:         validateSecret,
-				ValidateUpdate: func(obj, old runtime.Object) field.ErrorList {
-					n, o := obj.(*corev1.Secret), old.(*corev1.Secret)
-					if n.Type != o.Type {
-						return field.ErrorList{field.Invalid(field.NewPath("type"), n.Type, "field is immutable")}
-					}
-					return nil
-				},
+				Validate:         validation.Secret, ValidateUpdate: validation.SecretUpdate,
 			},
 			{
 				Resource: corev1.Resource("serviceaccounts"), Singular: "serviceaccount", Namespaced: true, ShortNames: []string{"sa"},
@@ -65,34 +56,31 @@ func BuiltinKinds() map[schema.GroupVersion][]*Kind {
 			{
 				Resource: rbacv1.Resource("roles"), Singular: "role", Namespaced: true,
 				New: func() runtime.Object { return &rbacv1.Role{} }, NewList: func() runtime.Object { return &rbacv1.RoleList{} },
-				NameValidation: path.ValidatePathSegmentName,
+				NameValidation: path.ValidatePathSegmentName, Validate: validation.Role,
 			},
 			{
 				Resource: rbacv1.Resource("rolebindings"), Singular: "rolebinding", Namespaced: true,
 				New: func() runtime.Object { return &rbacv1.RoleBinding{} }, NewList: func() runtime.Object { return &rbacv1.RoleBindingList{} },
-				NameValidation: path.ValidatePathSegmentName,
-				ValidateUpdate: func(obj, old runtime.Object) field.ErrorList {
-					return immutableRoleRef(obj.(*rbacv1.RoleBinding).RoleRef, old.(*rbacv1.RoleBinding).RoleRef)
-				},
+				NameValidation: path.ValidatePathSegmentName, Validate: validation.RoleBinding, ValidateUpdate: validation.RoleBindingUpdate,
 			},
 			{
 				Resource: rbacv1.Resource("clusterroles"), Singular: "clusterrole",
 				New: func() runtime.Object { return &rbacv1.ClusterRole{} }, NewList: func() runtime.Object { return &rbacv1.ClusterRoleList{} },
-				NameValidation: path.ValidatePathSegmentName,
+				NameValidation: path.ValidatePathSegmentName, Validate: validation.ClusterRole,
 			},
 			{
 				Resource: rbacv1.Resource("clusterrolebindings"), Singular: "clusterrolebinding",
 				New: func() runtime.Object { return &rbacv1.ClusterRoleBinding{} }, NewList: func() runtime.Object { return &rbacv1.ClusterRoleBindingList{} },
-				NameValidation: path.ValidatePathSegmentName,
-				ValidateUpdate: func(obj, old runtime.Object) field.ErrorList {
-					return immutableRoleRef(obj.(*rbacv1.ClusterRoleBinding).RoleRef, old.(*rbacv1.ClusterRoleBinding).RoleRef)
-				},
+				NameValidation: path.ValidatePathSegmentName, Validate: validation.ClusterRoleBinding, ValidateUpdate: validation.ClusterRoleBindingUpdate,
 			},
 		},
 		coordinationv1.SchemeGroupVersion: {
 			{
 				Resource: coordinationv1.Resource("leases"), Singular: "lease", Namespaced: true,
 				New: func() runtime.Object { return &coordinationv1.Lease{} }, NewList: func() runtime.Object { return &coordinationv1.LeaseList{} },
+				Validate:         validation.Lease,
+				PrepareForCreate: func(obj runtime.Object) { validation.DropDisabledLeaseFields(obj, nil) },
+				PrepareForUpdate: validation.DropDisabledLeaseFields,
 			},
 		},
 	}
@@ -155,56 +143,4 @@ func mergeStringData(s *corev1.Secret) {
 		s.Data[k] = []byte(v)
 	}
 	s.StringData = nil
-}
-
-func validateDataKeys[V any](fld *field.Path, data map[string]V, seen map[string]bool) field.ErrorList {
-	var errs field.ErrorList
-	for k := range data {
-		for _, msg := range validation.IsConfigMapKey(k) {
-			errs = append(errs, field.Invalid(fld.Key(k), k, msg))
-		}
-		if seen[k] {
-			errs = append(errs, field.Invalid(fld.Key(k), k, "duplicate of a key in another data field"))
-		}
-		seen[k] = true
-	}
-	return errs
-}
-
-func validateConfigMap(obj runtime.Object) field.ErrorList {
-	cm := obj.(*corev1.ConfigMap)
-	seen := map[string]bool{}
-	errs := validateDataKeys(field.NewPath("data"), cm.Data, seen)
-	errs = append(errs, validateDataKeys(field.NewPath("binaryData"), cm.BinaryData, seen)...)
-	size := 0
-	for _, v := range cm.Data {
-		size += len(v)
-	}
-	for _, v := range cm.BinaryData {
-		size += len(v)
-	}
-	if size > corev1.MaxSecretSize {
-		errs = append(errs, field.TooLong(field.NewPath(""), "", corev1.MaxSecretSize))
-	}
-	return errs
-}
-
-func validateSecret(obj runtime.Object) field.ErrorList {
-	s := obj.(*corev1.Secret)
-	errs := validateDataKeys(field.NewPath("data"), s.Data, map[string]bool{})
-	size := 0
-	for _, v := range s.Data {
-		size += len(v)
-	}
-	if size > corev1.MaxSecretSize {
-		errs = append(errs, field.TooLong(field.NewPath("data"), "", corev1.MaxSecretSize))
-	}
-	return errs
-}
-
-func immutableRoleRef(n, o rbacv1.RoleRef) field.ErrorList {
-	if n != o {
-		return field.ErrorList{field.Invalid(field.NewPath("roleRef"), n, fmt.Sprintf("cannot change roleRef from %s/%s", o.Kind, o.Name))}
-	}
-	return nil
 }

@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/storage/names"
+
+	"github.com/wharfhub/wharf/hub/registry/validation"
 )
 
 // strategy is the create/update/delete strategy shared by the built-in types.
@@ -45,6 +47,8 @@ func (s strategy) Validate(ctx context.Context, obj runtime.Object) field.ErrorL
 		return field.ErrorList{field.InternalError(field.NewPath("metadata"), err)}
 	}
 	errs := apimachineryvalidation.ValidateObjectMetaAccessor(m, s.kind.Namespaced, s.kind.nameValidation(), field.NewPath("metadata"))
+	// Built-in kinds also hold finalizer names to kube's standard-or-qualified rule.
+	errs = append(errs, validation.KubeFinalizerNames(s.kind.Resource, m)...)
 	if s.kind.Validate != nil {
 		errs = append(errs, s.kind.Validate(obj)...)
 	}
@@ -60,12 +64,15 @@ func (s strategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) f
 	if err != nil {
 		return field.ErrorList{field.InternalError(field.NewPath("metadata"), err)}
 	}
+	// Upstream's order, which the error message keeps: metadata changes,
+	// the type's update rules, then the new object as a whole. Errors found
+	// twice (finalizer names) are reported once.
 	errs := apimachineryvalidation.ValidateObjectMetaAccessorUpdate(newMeta, oldMeta, field.NewPath("metadata"))
-	errs = append(errs, s.Validate(ctx, obj)...)
+	errs = append(errs, validation.KubeFinalizerNames(s.kind.Resource, newMeta)...)
 	if s.kind.ValidateUpdate != nil {
 		errs = append(errs, s.kind.ValidateUpdate(obj, old)...)
 	}
-	return errs
+	return append(errs, s.Validate(ctx, obj)...)
 }
 
 // Defaults holds the strategy answers every hub type shares: no warnings,

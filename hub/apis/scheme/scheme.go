@@ -22,6 +22,7 @@ import (
 
 	providersv1alpha1 "github.com/wharfhub/wharf/hub/apis/providers/v1alpha1"
 	tenancyv1alpha1 "github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1"
+	"github.com/wharfhub/wharf/hub/registry/validation"
 )
 
 // New returns a scheme with every group the hub serves itself (CRDs and
@@ -37,6 +38,8 @@ func New() *runtime.Scheme {
 			panic(err) // static data; a failure is a programming error
 		}
 	}
+	// Upstream's decode-time defaults the built-in validation relies on.
+	validation.RegisterDefaults(s)
 	// Options types and API discovery types for the unversioned endpoints,
 	// as every generic apiserver registers them.
 	unversioned := schema.GroupVersion{Group: "", Version: "v1"}
