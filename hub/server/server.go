@@ -165,6 +165,11 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Custom resources are reached through the API (their storage lives in
+	// the apiextensions handler), one monitor per CRD.
+	if err := collector.WatchCustomResources(s.LoopbackClientConfig); err != nil {
+		return nil, err
+	}
 	wsController, err := workspaces.NewController(wsREST, x.Index, x.EtcdClient, x.EtcdPrefix)
 	if err != nil {
 		return nil, err
