@@ -68,14 +68,9 @@ func (h *hubProc) gone(ws, res, name string) error {
 }
 
 // TestGarbageCollectionCustomResources: custom resources are owners and
-// dependents like built-in objects, per workspace.
-//
-// modes deletes custom resources and ConfigMaps with each propagation
-// policy, with dependents of the other kind, and checks what upstream
-// documents: background and foreground delete the dependents (foreground
-// before the owner is gone, and in the foreground themselves), orphan
-// strips the owner reference.
-// The subtests share one hub and run in order.
+// dependents like built-in objects, per workspace. The sections share one
+// hub and run in order (not as subtests: the harness fails the test that
+// started the hub).
 func TestGarbageCollectionCustomResources(t *testing.T) {
 	t.Parallel()
 	h := startHub(t, hubOptions{})
@@ -83,11 +78,16 @@ func TestGarbageCollectionCustomResources(t *testing.T) {
 	h.createWorkspace("root", "gcc-b")
 	h.mustApply("root", gcCRD("gadgets", "Gadget"), "create")
 	h.mustKubectl("root", "wait", "--for=condition=Established", "crd/gadgets.gc.example.com", "--timeout=60s")
-	t.Run("modes", func(t *testing.T) { gcCRDModes(t, h, "root:gcc") })
-	t.Run("cross-workspace", func(t *testing.T) { gcCRDCrossWorkspace(t, h, "root:gcc", "root:gcc-b") })
-	t.Run("crd-deleted", func(t *testing.T) { gcCRDDeleted(t, h, "root:gcc") })
+	gcCRDModes(t, h, "root:gcc")
+	gcCRDCrossWorkspace(t, h, "root:gcc", "root:gcc-b")
+	gcCRDDeleted(t, h, "root:gcc")
 }
 
+// gcCRDModes deletes custom resources and ConfigMaps with each propagation
+// policy, with dependents of the other kind, and checks what upstream
+// documents: background and foreground delete the dependents (foreground
+// before the owner is gone, and in the foreground themselves), orphan
+// strips the owner reference.
 func gcCRDModes(t *testing.T, h *hubProc, ws string) {
 	for _, mode := range []string{"background", "foreground", "orphan"} {
 		// A Gadget owning a Gadget (which owns a ConfigMap) and a ConfigMap.
