@@ -81,6 +81,7 @@ func TestGarbageCollectionCustomResources(t *testing.T) {
 	gcCRDModes(t, h, "root:gcc")
 	gcCRDCrossWorkspace(t, h, "root:gcc", "root:gcc-b")
 	gcCRDDeleted(t, h, "root:gcc")
+	gcHubKinds(t, h, "root:gcc")
 }
 
 // gcCRDModes deletes custom resources and ConfigMaps with each propagation
@@ -225,4 +226,14 @@ func gcCRDDeleted(t *testing.T, h *hubProc, ws string) {
 	if err := h.gone(ws, "configmap", "after-dep"); err != nil {
 		t.Error(err)
 	}
+}
+
+// gcHubKinds: the hub's own kinds are owners too. A ConfigMap owned by a
+// child Workspace is collected once the Workspace is gone.
+func gcHubKinds(t *testing.T, h *hubProc, ws string) {
+	h.createWorkspace(ws, "kid")
+	uid := h.uidOf(ws, "workspace", "kid")
+	h.mustApply(ws, ownedBy("ConfigMap", "of-kid", "tenancy.wharf.dev/v1alpha1", "Workspace", "kid", uid, ""), "create")
+	h.mustKubectl(ws, "delete", "workspace", "kid", "--wait=false")
+	eventually(t, 120*time.Second, func() error { return h.gone(ws, "configmap", "of-kid") })
 }
