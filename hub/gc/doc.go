@@ -13,8 +13,9 @@
 //   - orphan: an owner being deleted with the orphan finalizer has its
 //     references removed from its dependents, then the finalizer dropped.
 //
-// What it watches. The hub's built-in kinds are read through their
-// registry stores in process (New). Custom resources live in the
+// What it watches. The hub's built-in kinds and its own kinds (Workspaces,
+// CatalogEntries, ProviderBindings) are read through their registry stores
+// in process (New). Custom resources live in the
 // apiextensions handler's storage, which the hub cannot reach, so
 // WatchCustomResources follows the CRDs (global) and runs one monitor per
 // established CRD: a metadata-only informer over /clusters/* (every
