@@ -13,7 +13,7 @@ import (
 type node struct {
 	uid        types.UID
 	cluster    cluster.ID
-	res        *Resource
+	mon        *monitor
 	namespace  string
 	name       string
 	owners     []metav1.OwnerReference
@@ -21,29 +21,26 @@ type node struct {
 	finalizers []string
 }
 
+func (n *node) key() objKey { return objKey{cluster: n.cluster, uid: n.uid} }
+
 func (n *node) hasFinalizer(f string) bool {
-	for _, x := range n.finalizers {
-		if x == f {
-			return true
-		}
-	}
-	return false
+	return hasString(n.finalizers, f)
 }
 
 // nodeFrom reads an informer object. The informer's copy carries
 // "<cluster>/<namespace>" in metadata.namespace (see keyByCluster).
-func nodeFrom(obj interface{}, res *Resource) (*node, bool) {
-	m, err := meta.Accessor(obj)
+func nodeFrom(obj interface{}, m *monitor) (*node, bool) {
+	a, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, false
 	}
-	id := cluster.ID(m.GetAnnotations()[wstorage.ClusterAnnotation])
+	id := cluster.ID(a.GetAnnotations()[wstorage.ClusterAnnotation])
 	if id == "" {
 		return nil, false
 	}
-	_, ns := wstorage.SplitClusterNamespace(m)
+	_, ns := wstorage.SplitClusterNamespace(a)
 	return &node{
-		uid: m.GetUID(), cluster: id, res: res, namespace: ns, name: m.GetName(),
-		owners: m.GetOwnerReferences(), deleting: m.GetDeletionTimestamp() != nil, finalizers: m.GetFinalizers(),
+		uid: a.GetUID(), cluster: id, mon: m, namespace: ns, name: a.GetName(),
+		owners: a.GetOwnerReferences(), deleting: a.GetDeletionTimestamp() != nil, finalizers: a.GetFinalizers(),
 	}, true
 }

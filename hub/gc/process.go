@@ -5,13 +5,10 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/endpoints/request"
-	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/klog/v2"
 
 	"github.com/wharfhub/wharf/hub/cluster"
@@ -20,18 +17,21 @@ import (
 // process handles one object: as an owner being deleted (orphan or
 // foreground), and as a dependent whose owners may be gone. It asks to be
 // requeued while a foreground deletion waits for blocking dependents.
-func (c *Collector) process(ctx context.Context, uid types.UID) (bool, error) {
-	n, deps := c.snapshot(uid)
+func (c *Collector) process(ctx context.Context, k objKey) (bool, error) {
+	n, deps := c.snapshot(k)
 	if n == nil {
 		return false, nil
 	}
-	if n.deleting {
-		switch {
-		case n.hasFinalizer(metav1.FinalizerOrphanDependents):
-			return false, c.orphan(ctx, n, deps)
-		case n.hasFinalizer(metav1.FinalizerDeleteDependents):
-			return c.foreground(ctx, n, deps)
+	if n.deleting && (n.hasFinalizer(metav1.FinalizerOrphanDependents) || n.hasFinalizer(metav1.FinalizerDeleteDependents)) {
+		// Acting on an owner's dependents needs all of them in the graph:
+		// wait for new custom resource monitors to list theirs.
+		if c.crds != nil && !c.crds.customSynced() {
+			return true, nil
 		}
+		if n.hasFinalizer(metav1.FinalizerOrphanDependents) {
+			return false, c.orphan(ctx, n, deps)
+		}
+		return c.foreground(ctx, n, deps)
 	}
 	if len(n.owners) == 0 || n.deleting {
 		return false, nil
@@ -52,7 +52,7 @@ func (c *Collector) orphan(ctx context.Context, n *node, deps []*node) error {
 			m.SetOwnerReferences(kept)
 		})
 		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("orphaning %s/%s: %w", d.namespace, d.name, err)
+			return fmt.Errorf("orphaning %s %s/%s: %w", d.mon.kind, d.namespace, d.name, err)
 		}
 	}
 	return c.dropFinalizer(ctx, n, metav1.FinalizerOrphanDependents)
@@ -63,7 +63,7 @@ func (c *Collector) orphan(ctx context.Context, n *node, deps []*node) error {
 func (c *Collector) foreground(ctx context.Context, n *node, deps []*node) (bool, error) {
 	blocking := 0
 	for _, d := range deps {
-		if refTo(d, n.uid).BlockOwnerDeletion != nil && *refTo(d, n.uid).BlockOwnerDeletion {
+		if b := refTo(d, n.uid).BlockOwnerDeletion; b != nil && *b {
 			blocking++
 		}
 		if !d.deleting {
@@ -94,52 +94,56 @@ func (c *Collector) collectIfOrphaned(ctx context.Context, n *node) error {
 			policy = metav1.DeletePropagationForeground
 		}
 	}
-	klog.V(2).InfoS("Collecting object whose owners are gone", "cluster", n.cluster, "kind", n.res.Kind, "namespace", n.namespace, "name", n.name)
+	klog.V(2).InfoS("Collecting object whose owners are gone", "cluster", n.cluster, "kind", n.mon.kind, "namespace", n.namespace, "name", n.name)
 	return c.delete(ctx, n, policy)
 }
 
 // ownerState reports whether an owner exists and whether it is waiting for
-// its dependents (foreground deletion). Unknown kinds count as existing.
+// its dependents (foreground deletion). The owner is looked for in n's
+// cluster only, and must carry the referenced uid: an object of that name
+// with another uid is a different object, so the owner is absent. Kinds
+// the collector does not watch count as existing: it never deletes an
+// object because it could not see its owner.
 func (c *Collector) ownerState(ctx context.Context, n *node, ref metav1.OwnerReference) (exists, waiting bool, err error) {
-	if o := c.lookup(ref.UID); o != nil && o.cluster == n.cluster {
+	if o := c.lookup(objKey{cluster: n.cluster, uid: ref.UID}); o != nil {
 		return true, o.deleting && o.hasFinalizer(metav1.FinalizerDeleteDependents), nil
 	}
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {
 		return true, false, nil
 	}
-	r := c.byKind[schema.GroupKind{Group: gv.Group, Kind: ref.Kind}]
-	if r == nil {
+	m := c.monitorOf(schema.GroupKind{Group: gv.Group, Kind: ref.Kind})
+	if m == nil {
 		return true, false, nil
 	}
 	// Not in the graph: confirm with a quorum read before acting, since the
 	// owner's informer may simply lag behind the dependent's.
 	ns := ""
-	if r.Namespaced {
+	if m.namespaced {
 		ns = n.namespace
 	}
-	obj, err := r.Store.Get(scoped(ctx, n.cluster, ns), ref.Name, &metav1.GetOptions{})
+	o, err := m.store.get(scoped(ctx, n.cluster, ns), ref.Name)
 	if apierrors.IsNotFound(err) {
 		return false, false, nil
 	}
 	if err != nil {
-		return false, false, err
+		return false, false, fmt.Errorf("reading owner %s %q of %s/%s: %w", m.kind, ref.Name, n.namespace, n.name, err)
 	}
-	m, err := meta.Accessor(obj)
-	if err != nil || m.GetUID() != ref.UID {
+	if o.GetUID() != ref.UID {
 		return false, false, nil
 	}
-	return true, m.GetDeletionTimestamp() != nil && hasString(m.GetFinalizers(), metav1.FinalizerDeleteDependents), nil
+	return true, o.GetDeletionTimestamp() != nil && hasString(o.GetFinalizers(), metav1.FinalizerDeleteDependents), nil
 }
 
 func (c *Collector) delete(ctx context.Context, n *node, policy metav1.DeletionPropagation) error {
-	uid := n.uid
-	_, _, err := n.res.Store.Delete(scoped(ctx, n.cluster, n.namespace), n.name, rest.ValidateAllObjectFunc,
-		&metav1.DeleteOptions{PropagationPolicy: &policy, Preconditions: &metav1.Preconditions{UID: &uid}})
+	err := n.mon.store.delete(scoped(ctx, n.cluster, n.namespace), n.name, n.uid, policy)
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return nil
 	}
-	return err
+	if err != nil {
+		return fmt.Errorf("deleting %s %s/%s: %w", n.mon.kind, n.namespace, n.name, err)
+	}
+	return nil
 }
 
 func (c *Collector) dropFinalizer(ctx context.Context, n *node, f string) error {
@@ -160,20 +164,7 @@ func (c *Collector) dropFinalizer(ctx context.Context, n *node, f string) error 
 
 // update applies mutate to the current object, guarded by its uid.
 func (c *Collector) update(ctx context.Context, n *node, mutate func(metav1.Object)) error {
-	info := rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
-		obj := old.DeepCopyObject()
-		m, err := meta.Accessor(obj)
-		if err != nil {
-			return nil, err
-		}
-		if m.GetUID() != n.uid {
-			return nil, apierrors.NewConflict(schema.GroupResource{}, n.name, fmt.Errorf("uid changed"))
-		}
-		mutate(m)
-		return obj, nil
-	})
-	_, _, err := n.res.Store.Update(scoped(ctx, n.cluster, n.namespace), n.name, info, nil, nil, false, &metav1.UpdateOptions{})
-	return err
+	return n.mon.store.update(scoped(ctx, n.cluster, n.namespace), n.name, n.uid, mutate)
 }
 
 func scoped(ctx context.Context, id cluster.ID, ns string) context.Context {

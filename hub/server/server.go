@@ -12,6 +12,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -20,6 +21,7 @@ import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/klog/v2"
 
+	providersv1alpha1 "github.com/wharfhub/wharf/hub/apis/providers/v1alpha1"
 	tenancyv1alpha1 "github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1"
 	"github.com/wharfhub/wharf/hub/authz/rbac"
 	"github.com/wharfhub/wharf/hub/cluster"
@@ -165,6 +167,11 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Custom resources are reached through the API (their storage lives in
+	// the apiextensions handler), one monitor per CRD.
+	if err := collector.WatchCustomResources(s.LoopbackClientConfig); err != nil {
+		return nil, err
+	}
 	wsController, err := workspaces.NewController(wsREST, x.Index, x.EtcdClient, x.EtcdPrefix)
 	if err != nil {
 		return nil, err
@@ -268,8 +275,9 @@ func authorizerOf(s *genericapiserver.GenericAPIServer) authorizer.Authorizer {
 	return authorizer.AuthorizerFunc(s.Authorizer.Authorize)
 }
 
-// newCollector tracks ownership among the built-in namespaced and RBAC
-// resources. Namespaces and Workspaces have deletion flows of their own.
+// newCollector tracks ownership among the built-in kinds but Namespaces
+// (their content goes through the namespace controller) and the hub's own
+// kinds; WatchCustomResources adds every CRD's instances.
 func newCollector(builtin map[schema.GroupVersion]map[string]rest.Storage) (*gc.Collector, error) {
 	var resources []*gc.Resource
 	for gv, kinds := range registry.BuiltinKinds() {
@@ -286,6 +294,25 @@ func newCollector(builtin map[schema.GroupVersion]map[string]rest.Storage) (*gc.
 				Kind: schema.GroupKind{Group: gv.Group, Kind: kind}, Namespaced: k.Namespaced, Store: store, New: k.New,
 			})
 		}
+	}
+	// The hub's own kinds are owners and dependents too (all cluster-scoped
+	// within their workspace); their stores keep their own rules on every
+	// write the collector makes (a Workspace keeps its cleanup finalizer).
+	for _, h := range []struct {
+		gv       schema.GroupVersion
+		resource string
+		new      func() runtime.Object
+	}{
+		{tenancyv1alpha1.SchemeGroupVersion, "workspaces", func() runtime.Object { return &tenancyv1alpha1.Workspace{} }},
+		{providersv1alpha1.SchemeGroupVersion, "catalogentries", func() runtime.Object { return &providersv1alpha1.CatalogEntry{} }},
+		{providersv1alpha1.SchemeGroupVersion, "providerbindings", func() runtime.Object { return &providersv1alpha1.ProviderBinding{} }},
+	} {
+		store, ok := builtin[h.gv][h.resource].(gc.Store)
+		if !ok {
+			return nil, fmt.Errorf("storage of %s.%s cannot be garbage collected", h.resource, h.gv.Group)
+		}
+		kind := reflect.TypeOf(h.new()).Elem().Name()
+		resources = append(resources, &gc.Resource{Kind: schema.GroupKind{Group: h.gv.Group, Kind: kind}, Store: store, New: h.new})
 	}
 	return gc.New(resources)
 }
