@@ -38,7 +38,10 @@ type Lifecycle struct {
 	namespaces atomic.Pointer[rest.Getter]
 }
 
-var _ admission.ValidationInterface = &Lifecycle{}
+var (
+	_ admission.MutationInterface   = &Lifecycle{}
+	_ admission.ValidationInterface = &Lifecycle{}
+)
 
 // NewLifecycle returns the plugin. It refuses every create until
 // SetNamespaces has been called.
@@ -62,6 +65,22 @@ func (l *Lifecycle) Validate(ctx context.Context, a admission.Attributes, _ admi
 		}
 		return nil
 	}
+	return l.checkCreate(ctx, a)
+}
+
+// Admit refuses creates in missing or terminating namespaces before the
+// storage sees the object, as upstream's plugin does (it is a mutating
+// one): the answer names the object as the client sent it, generateName
+// prefix and all. Validate repeats the check inside the storage.
+func (l *Lifecycle) Admit(ctx context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
+	if a.GetOperation() != admission.Create {
+		return nil
+	}
+	return l.checkCreate(ctx, a)
+}
+
+func (l *Lifecycle) checkCreate(ctx context.Context, a admission.Attributes) error {
+	gr := a.GetResource().GroupResource()
 	// Cluster-scoped objects (the namespace itself among them) have no
 	// namespace to check; neither do the review subresources.
 	if a.GetNamespace() == "" || gr == corev1.Resource("namespaces") {

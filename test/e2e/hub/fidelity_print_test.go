@@ -138,7 +138,7 @@ data: {tls.crt: AAE=, tls.key: AAE=}
 apiVersion: v1
 kind: Secret
 metadata: {name: two, namespace: %[1]s}
-stringData: {x: y}
+stringData: {x: "z"}
 ---
 apiVersion: v1
 kind: ServiceAccount
