@@ -99,10 +99,10 @@ func validateNamespace(obj runtime.Object) field.ErrorList {
 	ns := obj.(*corev1.Namespace)
 	fld := field.NewPath("spec", "finalizers")
 	var errs field.ErrorList
-	for _, f := range ns.Spec.Finalizers {
-		errs = append(errs, apimachineryvalidation.ValidateFinalizerName(string(f), fld)...)
+	for i, f := range ns.Spec.Finalizers {
+		errs = append(errs, apimachineryvalidation.ValidateFinalizerName(string(f), fld.Index(i))...)
 		if !strings.Contains(string(f), "/") && !slices.Contains(standardFinalizers, string(f)) {
-			errs = append(errs, field.Invalid(fld, string(f), "name is neither a standard finalizer name nor is it fully qualified"))
+			errs = append(errs, field.Invalid(fld.Index(i), string(f), "name is neither a standard finalizer name nor is it fully qualified"))
 		}
 	}
 	return errs

@@ -68,15 +68,13 @@ var namespaceTable = Table{
 	},
 }
 
+// serviceAccountTable: kube-apiserver v1.37 prints no SECRETS column any
+// more (secrets of ServiceAccounts are deprecated), only name and age.
 var serviceAccountTable = Table{
-	Columns: []metav1.TableColumnDefinition{
-		nameColumn,
-		{Name: "Secrets", Type: "string", Description: corev1.ServiceAccount{}.SwaggerDoc()["secrets"]},
-		ageColumn,
-	},
+	Columns: []metav1.TableColumnDefinition{nameColumn, ageColumn},
 	Cells: func(obj runtime.Object) []interface{} {
 		sa := obj.(*corev1.ServiceAccount)
-		return []interface{}{sa.Name, int64(len(sa.Secrets)), Age(sa.CreationTimestamp)}
+		return []interface{}{sa.Name, Age(sa.CreationTimestamp)}
 	},
 }
 

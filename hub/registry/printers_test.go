@@ -30,7 +30,7 @@ func TestPrinters(t *testing.T) {
 		{"configmap", configMapTable, &corev1.ConfigMap{ObjectMeta: meta, Data: map[string]string{"a": ""}, BinaryData: map[string][]byte{"b": nil}}, []interface{}{"o", int64(2), age}},
 		{"secret", secretTable, &corev1.Secret{ObjectMeta: meta, Type: corev1.SecretTypeTLS, Data: map[string][]byte{"a": nil}}, []interface{}{"o", "kubernetes.io/tls", int64(1), age}},
 		{"namespace", namespaceTable, &corev1.Namespace{ObjectMeta: meta, Status: corev1.NamespaceStatus{Phase: corev1.NamespaceTerminating}}, []interface{}{"o", "Terminating", age}},
-		{"serviceaccount", serviceAccountTable, &corev1.ServiceAccount{ObjectMeta: meta, Secrets: []corev1.ObjectReference{{}, {}}}, []interface{}{"o", int64(2), age}},
+		{"serviceaccount", serviceAccountTable, &corev1.ServiceAccount{ObjectMeta: meta, Secrets: []corev1.ObjectReference{{}, {}}}, []interface{}{"o", age}},
 		{"lease", leaseTable, &coordinationv1.Lease{ObjectMeta: meta, Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder}}, []interface{}{"o", "h", age}},
 		{"lease without holder", leaseTable, &coordinationv1.Lease{ObjectMeta: meta}, []interface{}{"o", "", age}},
 		{"role", roleTable, &rbacv1.Role{ObjectMeta: meta}, []interface{}{"o", "2026-01-02T02:04:05Z"}},
