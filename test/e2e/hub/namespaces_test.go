@@ -27,7 +27,7 @@ func TestNamespaceLifecycle(t *testing.T) {
 		{"create", "secret", "generic", "s", "-n", "missing", "--from-literal=a=b"},
 	} {
 		// As kube-apiserver: the namespace's own 404.
-		if out, err := h.kubectl(ws, args...); err == nil || !strings.Contains(out, `(NotFound): namespaces "missing" not found`) {
+		if out, err := h.kubectl(ws, args...); err == nil || !strings.Contains(out, `namespaces "missing" not found`) {
 			t.Errorf("kubectl %v: err=%v out=%q", args, err, out)
 		}
 	}
