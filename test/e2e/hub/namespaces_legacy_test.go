@@ -48,7 +48,7 @@ func TestNamespaceLegacyFinalizer(t *testing.T) {
 	}
 	eventually(t, 30*time.Second, func() error {
 		got, err := h.kubectl(ws, "get", "namespace", "legacy", "-o", "jsonpath={.metadata.finalizers} {.spec.finalizers}")
-		if err != nil || got != `["wharf.dev/namespace-content"] ` {
+		if err != nil || got != `["wharf.dev/namespace-content"]` {
 			return fmt.Errorf("legacy namespace not served yet: %q %v", got, err)
 		}
 		return nil
