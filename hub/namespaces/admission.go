@@ -2,6 +2,7 @@ package namespaces
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 
@@ -19,7 +20,11 @@ import (
 // PluginName is the admission plugin's name.
 const PluginName = "WharfNamespaceLifecycle"
 
-// ContentFinalizer holds a deleted namespace until its content is gone.
+// ContentFinalizer is the metadata finalizer by which earlier hubs held a
+// deleted namespace until its content was gone. Namespaces now use
+// spec.finalizers "kubernetes", as upstream; a stored namespace that still
+// carries ContentFinalizer is migrated by its next write (hub/registry) and
+// finalized by the controller alike.
 const ContentFinalizer = "wharf.dev/namespace-content"
 
 // Immortal namespaces exist in every workspace and cannot be deleted.
@@ -33,7 +38,10 @@ type Lifecycle struct {
 	namespaces atomic.Pointer[rest.Getter]
 }
 
-var _ admission.ValidationInterface = &Lifecycle{}
+var (
+	_ admission.MutationInterface   = &Lifecycle{}
+	_ admission.ValidationInterface = &Lifecycle{}
+)
 
 // NewLifecycle returns the plugin. It refuses every create until
 // SetNamespaces has been called.
@@ -57,6 +65,22 @@ func (l *Lifecycle) Validate(ctx context.Context, a admission.Attributes, _ admi
 		}
 		return nil
 	}
+	return l.checkCreate(ctx, a)
+}
+
+// Admit refuses creates in missing or terminating namespaces before the
+// storage sees the object, as upstream's plugin does (it is a mutating
+// one): the answer names the object as the client sent it, generateName
+// prefix and all. Validate repeats the check inside the storage.
+func (l *Lifecycle) Admit(ctx context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
+	if a.GetOperation() != admission.Create {
+		return nil
+	}
+	return l.checkCreate(ctx, a)
+}
+
+func (l *Lifecycle) checkCreate(ctx context.Context, a admission.Attributes) error {
+	gr := a.GetResource().GroupResource()
 	// Cluster-scoped objects (the namespace itself among them) have no
 	// namespace to check; neither do the review subresources.
 	if a.GetNamespace() == "" || gr == corev1.Resource("namespaces") {
@@ -67,16 +91,30 @@ func (l *Lifecycle) Validate(ctx context.Context, a admission.Attributes, _ admi
 	}
 	ns, err := l.get(ctx, a.GetNamespace())
 	if apierrors.IsNotFound(err) {
-		return admission.NewForbidden(a, fmt.Errorf("namespace %s does not exist", a.GetNamespace()))
+		// As upstream: the namespace's own NotFound, not a Forbidden.
+		return apierrors.NewNotFound(corev1.Resource("namespaces"), a.GetNamespace())
 	}
 	if err != nil {
-		return apierrors.NewInternalError(err)
+		return apierrors.NewInternalError(fmt.Errorf("looking up namespace %s: %w", a.GetNamespace(), err))
 	}
 	if ns.DeletionTimestamp != nil || ns.Status.Phase == corev1.NamespaceTerminating {
-		return apierrors.NewForbidden(a.GetResource().GroupResource(), a.GetName(),
-			fmt.Errorf("unable to create new content in namespace %s because it is being terminated", ns.Name))
+		return terminating(a)
 	}
 	return nil
+}
+
+// terminating is upstream's refusal of new content in a namespace being
+// deleted: 403 naming the object, with the NamespaceTerminating cause that
+// clients (and controllers) look for.
+func terminating(a admission.Attributes) error {
+	msg := fmt.Sprintf("unable to create new content in namespace %s because it is being terminated", a.GetNamespace())
+	err := admission.NewForbidden(a, errors.New(msg))
+	if se, ok := err.(*apierrors.StatusError); ok && se.ErrStatus.Details != nil {
+		se.ErrStatus.Details.Causes = append(se.ErrStatus.Details.Causes, metav1.StatusCause{
+			Type: corev1.NamespaceTerminatingCause, Message: msg, Field: "metadata.namespace",
+		})
+	}
+	return err
 }
 
 // deletedName names the namespace a delete removes. A collection delete

@@ -3,6 +3,7 @@ package namespaces
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -25,16 +26,21 @@ type Store interface {
 	rest.Updater
 }
 
-// Controller removes the content of deleted namespaces in every workspace.
+// Controller removes the content of deleted namespaces in every workspace,
+// then releases them as upstream's namespace controller does: it removes
+// "kubernetes" from spec.finalizers through the finalize subresource,
+// which deletes the namespace once no finalizer is left.
 type Controller struct {
 	store      Store
+	finalize   rest.Updater
 	etcd       *clientv3.Client
 	etcdPrefix string
 	keyed      *controller.Keyed
 }
 
 // NewController returns a namespace deletion controller.
-func NewController(store Store, etcd *clientv3.Client, etcdPrefix string) (*Controller, error) {
+// finalize is the namespaces/finalize storage.
+func NewController(store Store, finalize rest.Updater, etcd *clientv3.Client, etcdPrefix string) (*Controller, error) {
 	inf, err := wstorage.NewClusterInformer(store, &corev1.Namespace{}, 10*time.Minute)
 	if err != nil {
 		return nil, err
@@ -46,7 +52,7 @@ func NewController(store Store, etcd *clientv3.Client, etcdPrefix string) (*Cont
 	if err != nil {
 		return nil, err
 	}
-	return &Controller{store: store, etcd: etcd, etcdPrefix: etcdPrefix, keyed: keyed}, nil
+	return &Controller{store: store, finalize: finalize, etcd: etcd, etcdPrefix: etcdPrefix, keyed: keyed}, nil
 }
 
 // HasSynced reports whether the controller has seen every namespace.
@@ -63,7 +69,7 @@ func (c *Controller) reconcile(ctx context.Context, key string) error {
 		return err
 	}
 	ns := obj.(*corev1.Namespace)
-	if ns.DeletionTimestamp == nil || !hasFinalizer(ns.Finalizers) {
+	if ns.DeletionTimestamp == nil || !held(ns) {
 		return nil
 	}
 	id, _ := wstorage.SplitClusterNamespace(ns)
@@ -93,15 +99,26 @@ func (c *Controller) reconcile(ctx context.Context, key string) error {
 			time.Sleep(500 * time.Millisecond)
 		}
 	}
-	err = c.update(nctx, ns.Name, func(n *corev1.Namespace) { n.Finalizers = removeFinalizer(n.Finalizers) })
+	// The finalize strategy also drops the metadata finalizer of earlier
+	// hubs (ContentFinalizer).
+	err = update(nctx, c.finalize, ns.Name, func(n *corev1.Namespace) {
+		n.Spec.Finalizers = slices.DeleteFunc(n.Spec.Finalizers, func(f corev1.FinalizerName) bool { return f == corev1.FinalizerKubernetes })
+	})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
-	return err
+	if err != nil {
+		return fmt.Errorf("finalizing namespace %s: %w", ns.Name, err)
+	}
+	return nil
 }
 
 func (c *Controller) update(ctx context.Context, name string, mutate func(*corev1.Namespace)) error {
-	_, _, err := c.store.Update(ctx, name, rest.DefaultUpdatedObjectInfo(nil, func(ctx context.Context, _, old runtime.Object) (runtime.Object, error) {
+	return update(ctx, c.store, name, mutate)
+}
+
+func update(ctx context.Context, u rest.Updater, name string, mutate func(*corev1.Namespace)) error {
+	_, _, err := u.Update(ctx, name, rest.DefaultUpdatedObjectInfo(nil, func(ctx context.Context, _, old runtime.Object) (runtime.Object, error) {
 		ns := old.(*corev1.Namespace).DeepCopy()
 		mutate(ns)
 		return ns, nil
@@ -109,21 +126,8 @@ func (c *Controller) update(ctx context.Context, name string, mutate func(*corev
 	return err
 }
 
-func hasFinalizer(fs []string) bool {
-	for _, f := range fs {
-		if f == ContentFinalizer {
-			return true
-		}
-	}
-	return false
-}
-
-func removeFinalizer(fs []string) []string {
-	var out []string
-	for _, f := range fs {
-		if f != ContentFinalizer {
-			out = append(out, f)
-		}
-	}
-	return out
+// held: the namespace waits for this controller, through spec.finalizers
+// or the metadata finalizer of earlier hubs.
+func held(ns *corev1.Namespace) bool {
+	return slices.Contains(ns.Spec.Finalizers, corev1.FinalizerKubernetes) || slices.Contains(ns.Finalizers, ContentFinalizer)
 }

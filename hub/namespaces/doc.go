@@ -7,10 +7,17 @@
 // look namespaces up without a workspace, which the hub's storage refuses;
 // these replacements do the same work within the request's logical cluster.
 //
-// Deletion is held by the metadata finalizer ContentFinalizer (upstream
-// uses spec.finalizers and a /finalize subresource; a metadata finalizer
-// lets the generic store do the bookkeeping). While it is held the
-// namespace reports phase Terminating.
+// Deletion follows upstream's model: a new namespace gets spec.finalizers
+// "kubernetes"; its first delete marks it Terminating (hub/registry); the
+// controller here removes the content and then releases it through the
+// namespaces/finalize subresource, the only path that changes
+// spec.finalizers, so a client cannot skip the content deletion by an
+// update. Earlier hubs used the metadata finalizer ContentFinalizer;
+// namespaces that still carry it are migrated and finalized alike.
+//
+// Creating content in a missing namespace answers 404 NotFound for the
+// namespace, in a terminating one 403 with the NamespaceTerminating cause,
+// both with upstream's messages.
 //
 // default and kube-system are immortal: admission refuses their deletion
 // whatever the options (dry run, preconditions, propagation policy, grace

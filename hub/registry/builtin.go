@@ -11,7 +11,6 @@ import (
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 
-	"github.com/wharfhub/wharf/hub/namespaces"
 	"github.com/wharfhub/wharf/hub/registry/validation"
 )
 
@@ -23,26 +22,22 @@ func BuiltinKinds() map[schema.GroupVersion][]*Kind {
 			{
 				Resource: corev1.Resource("namespaces"), Singular: "namespace", ShortNames: []string{"ns"},
 				New: func() runtime.Object { return &corev1.Namespace{} }, NewList: func() runtime.Object { return &corev1.NamespaceList{} },
+				Table:            namespaceTable,
 				NameValidation:   apimachineryvalidation.ValidateNamespaceName,
 				Validate:         validation.Namespace,
 				PrepareForCreate: prepareNamespace,
-				PrepareForUpdate: func(obj, old runtime.Object) {
-					// Status belongs to the server; clients cannot set it.
-					ns, o := obj.(*corev1.Namespace), old.(*corev1.Namespace)
-					ns.Status = o.Status
-					if ns.DeletionTimestamp != nil || o.DeletionTimestamp != nil {
-						ns.Status.Phase = corev1.NamespaceTerminating
-					}
-				},
+				PrepareForUpdate: prepareNamespaceUpdate,
 			},
 			{
 				Resource: corev1.Resource("configmaps"), Singular: "configmap", Namespaced: true, ShortNames: []string{"cm"},
 				New: func() runtime.Object { return &corev1.ConfigMap{} }, NewList: func() runtime.Object { return &corev1.ConfigMapList{} },
+				Table:    configMapTable,
 				Validate: validation.ConfigMap, ValidateUpdate: validation.ConfigMapUpdate,
 			},
 			{
 				Resource: corev1.Resource("secrets"), Singular: "secret", Namespaced: true,
 				New: func() runtime.Object { return &corev1.Secret{} }, NewList: func() runtime.Object { return &corev1.SecretList{} },
+				Table:            secretTable,
 				PrepareForCreate: defaultSecret,
 				PrepareForUpdate: func(obj, old runtime.Object) { mergeStringData(obj.(*corev1.Secret)) },
 				Validate:         validation.Secret, ValidateUpdate: validation.SecretUpdate,
@@ -50,27 +45,32 @@ func BuiltinKinds() map[schema.GroupVersion][]*Kind {
 			{
 				Resource: corev1.Resource("serviceaccounts"), Singular: "serviceaccount", Namespaced: true, ShortNames: []string{"sa"},
 				New: func() runtime.Object { return &corev1.ServiceAccount{} }, NewList: func() runtime.Object { return &corev1.ServiceAccountList{} },
+				Table: serviceAccountTable,
 			},
 		},
 		rbacv1.SchemeGroupVersion: {
 			{
 				Resource: rbacv1.Resource("roles"), Singular: "role", Namespaced: true,
 				New: func() runtime.Object { return &rbacv1.Role{} }, NewList: func() runtime.Object { return &rbacv1.RoleList{} },
+				Table:          roleTable,
 				NameValidation: path.ValidatePathSegmentName, Validate: validation.Role,
 			},
 			{
 				Resource: rbacv1.Resource("rolebindings"), Singular: "rolebinding", Namespaced: true,
 				New: func() runtime.Object { return &rbacv1.RoleBinding{} }, NewList: func() runtime.Object { return &rbacv1.RoleBindingList{} },
+				Table:          roleBindingTable,
 				NameValidation: path.ValidatePathSegmentName, Validate: validation.RoleBinding, ValidateUpdate: validation.RoleBindingUpdate,
 			},
 			{
 				Resource: rbacv1.Resource("clusterroles"), Singular: "clusterrole",
 				New: func() runtime.Object { return &rbacv1.ClusterRole{} }, NewList: func() runtime.Object { return &rbacv1.ClusterRoleList{} },
+				Table:          roleTable,
 				NameValidation: path.ValidatePathSegmentName, Validate: validation.ClusterRole,
 			},
 			{
 				Resource: rbacv1.Resource("clusterrolebindings"), Singular: "clusterrolebinding",
 				New: func() runtime.Object { return &rbacv1.ClusterRoleBinding{} }, NewList: func() runtime.Object { return &rbacv1.ClusterRoleBindingList{} },
+				Table:          clusterRoleBindingTable,
 				NameValidation: path.ValidatePathSegmentName, Validate: validation.ClusterRoleBinding, ValidateUpdate: validation.ClusterRoleBindingUpdate,
 			},
 		},
@@ -78,6 +78,7 @@ func BuiltinKinds() map[schema.GroupVersion][]*Kind {
 			{
 				Resource: coordinationv1.Resource("leases"), Singular: "lease", Namespaced: true,
 				New: func() runtime.Object { return &coordinationv1.Lease{} }, NewList: func() runtime.Object { return &coordinationv1.LeaseList{} },
+				Table:            leaseTable,
 				Validate:         validation.Lease,
 				PrepareForCreate: func(obj runtime.Object) { validation.DropDisabledLeaseFields(obj, nil) },
 				PrepareForUpdate: validation.DropDisabledLeaseFields,
@@ -100,25 +101,16 @@ func NewBuiltinStorage(typer runtime.ObjectTyper, optsGetter generic.RESTOptions
 			}
 			if k.Resource == corev1.Resource("namespaces") {
 				// Namespaces are served without deletecollection, as upstream.
-				out[gv][k.Resource.Resource] = NewNamespaceStorage(s)
+				ns := NewNamespaceStorage(s)
+				out[gv][k.Resource.Resource] = ns
+				out[gv]["namespaces/status"] = ns.Status()
+				out[gv]["namespaces/finalize"] = ns.Finalize()
 				continue
 			}
 			out[gv][k.Resource.Resource] = s
 		}
 	}
 	return out, nil
-}
-
-func prepareNamespace(obj runtime.Object) {
-	ns := obj.(*corev1.Namespace)
-	ns.Status = corev1.NamespaceStatus{Phase: corev1.NamespaceActive}
-	// Held on deletion until the namespace controller removed the content.
-	for _, f := range ns.Finalizers {
-		if f == namespaces.ContentFinalizer {
-			return
-		}
-	}
-	ns.Finalizers = append(ns.Finalizers, namespaces.ContentFinalizer)
 }
 
 func defaultSecret(obj runtime.Object) {

@@ -31,4 +31,14 @@
 //     The verb answers 405 MethodNotAllowed and is absent from discovery.
 //     Named deletes of default and kube-system are refused by lifecycle
 //     admission (hub/namespaces) on every variant of the request.
+//   - A namespace's deletion hold is spec.finalizers, which only
+//     namespaces/finalize changes (RBAC checks it as that subresource); the
+//     main resource and namespaces/status keep it on update, patch,
+//     server-side apply and dry runs alike, so no client write but an
+//     authorized finalize skips the deletion of a namespace's content. The
+//     metadata finalizer of earlier hubs is migrated to it on any write.
+//     As upstream, whoever may finalize may release a namespace early; its
+//     content then stays in etcd under the workspace's own prefix, where
+//     no other workspace reaches it, until the namespace is deleted again
+//     or the workspace is.
 package registry

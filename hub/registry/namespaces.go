@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 
+	corev1 "k8s.io/api/core/v1"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -21,7 +22,9 @@ import (
 // The methods forward explicitly instead of embedding the store, so that a
 // method added to the store later is not served by accident.
 type NamespaceStorage struct {
-	store *Store
+	store    *Store
+	status   *NamespaceStatusREST
+	finalize *NamespaceFinalizeREST
 }
 
 var (
@@ -42,8 +45,25 @@ var (
 	_ rest.TableConvertor             = &NamespaceStorage{}
 )
 
-// NewNamespaceStorage wraps the generic store of namespaces.
-func NewNamespaceStorage(s *Store) *NamespaceStorage { return &NamespaceStorage{store: s} }
+// NewNamespaceStorage wraps the generic store of namespaces, and derives
+// the status and finalize subresources from it. An update that leaves a
+// namespace being deleted without any finalizer, metadata or spec, deletes
+// it (as upstream's store does).
+func NewNamespaceStorage(s *Store) *NamespaceStorage {
+	s.Store.ShouldDeleteDuringUpdate = func(_ context.Context, _ string, obj, _ runtime.Object) bool {
+		ns, ok := obj.(*corev1.Namespace)
+		return ok && len(ns.Spec.Finalizers) == 0 && !hasLegacy(ns)
+	}
+	s.Store.ResetFieldsStrategy = namespaceResetFields{}
+	status, finalize := newNamespaceSubresources(s.Store)
+	return &NamespaceStorage{store: s, status: status, finalize: finalize}
+}
+
+// Status returns the namespaces/status storage.
+func (n *NamespaceStorage) Status() *NamespaceStatusREST { return n.status }
+
+// Finalize returns the namespaces/finalize storage.
+func (n *NamespaceStorage) Finalize() *NamespaceFinalizeREST { return n.finalize }
 
 // Store returns the full generic store, for the hub's own controllers (the
 // namespace controller, lifecycle admission, workspace initialization).
@@ -99,13 +119,6 @@ func (n *NamespaceStorage) Create(ctx context.Context, obj runtime.Object, creat
 func (n *NamespaceStorage) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
 	updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
 	return n.store.Update(ctx, name, objInfo, createValidation, updateValidation, forceAllowCreate, options)
-}
-
-// Delete implements rest.GracefulDeleter. Admission (hub/namespaces)
-// refuses default and kube-system on every variant: dry run, preconditions
-// and each propagation policy reach it alike.
-func (n *NamespaceStorage) Delete(ctx context.Context, name string, deleteValidation rest.ValidateObjectFunc, options *metav1.DeleteOptions) (runtime.Object, bool, error) {
-	return n.store.Delete(ctx, name, deleteValidation, options)
 }
 
 // DeleteReturnsDeletedObject implements rest.MayReturnFullObjectDeleter.

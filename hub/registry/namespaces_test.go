@@ -3,13 +3,15 @@ package registry
 import (
 	"testing"
 
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
 )
 
 // TestNamespaceStorageVerbs pins the verbs the API installer will serve:
 // upstream's namespace storage has no deletecollection.
 func TestNamespaceStorageVerbs(t *testing.T) {
-	var s rest.Storage = NewNamespaceStorage(&Store{})
+	ns := NewNamespaceStorage(&Store{Store: &genericregistry.Store{UpdateStrategy: strategy{kind: &Kind{}}}})
+	var s rest.Storage = ns
 	if _, ok := s.(rest.CollectionDeleter); ok {
 		t.Errorf("namespace storage implements rest.CollectionDeleter; DELETE /api/v1/namespaces would be served")
 	}
@@ -20,6 +22,15 @@ func TestNamespaceStorageVerbs(t *testing.T) {
 		if !ok {
 			t.Errorf("namespace storage lacks %s", name)
 		}
+	}
+	// As upstream: status is get, update and patch; finalize is update
+	// only (PUT).
+	var status, finalize rest.Storage = ns.Status(), ns.Finalize()
+	if !is[rest.Getter](status) || !is[rest.Updater](status) {
+		t.Errorf("namespaces/status must serve get and update")
+	}
+	if is[rest.Getter](finalize) || !is[rest.Updater](finalize) || is[rest.Creater](finalize) {
+		t.Errorf("namespaces/finalize must serve update alone")
 	}
 }
 

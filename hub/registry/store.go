@@ -29,6 +29,9 @@ type Kind struct {
 	PrepareForUpdate func(obj, old runtime.Object)
 	Validate         func(obj runtime.Object) field.ErrorList
 	ValidateUpdate   func(obj, old runtime.Object) field.ErrorList
+	// Table renders kubectl get; nil means upstream's default (name and
+	// creation time).
+	Table rest.TableConvertor
 }
 
 func (k *Kind) nameValidation() apimachineryvalidation.ValidateNameFunc {
@@ -64,7 +67,10 @@ func NewStore(typer runtime.ObjectTyper, optsGetter generic.RESTOptionsGetter, k
 		CreateStrategy:            st,
 		UpdateStrategy:            st,
 		DeleteStrategy:            st,
-		TableConvertor:            rest.NewDefaultTableConvertor(k.Resource),
+		TableConvertor:            k.Table,
+	}
+	if s.TableConvertor == nil {
+		s.TableConvertor = rest.NewDefaultTableConvertor(k.Resource)
 	}
 	if err := s.CompleteWithOptions(&generic.StoreOptions{RESTOptions: optsGetter}); err != nil {
 		return nil, fmt.Errorf("completing storage for %s: %w", k.Resource, err)

@@ -99,7 +99,7 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 	nsStore := builtin[corev1.SchemeGroupVersion]["namespaces"].(*registry.NamespaceStorage).Store()
 	h.namespaces = nsStore
 	x.NamespaceLifecycle.SetNamespaces(nsStore)
-	nsController, err := namespaces.NewController(nsStore, x.EtcdClient, x.EtcdPrefix)
+	nsController, err := namespaces.NewController(nsStore, builtin[corev1.SchemeGroupVersion]["namespaces"].(*registry.NamespaceStorage).Finalize(), x.EtcdClient, x.EtcdPrefix)
 	if err != nil {
 		return nil, err
 	}

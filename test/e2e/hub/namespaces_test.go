@@ -26,16 +26,21 @@ func TestNamespaceLifecycle(t *testing.T) {
 		{"create", "configmap", "c", "-n", "missing"},
 		{"create", "secret", "generic", "s", "-n", "missing", "--from-literal=a=b"},
 	} {
-		if out, err := h.kubectl(ws, args...); err == nil || !strings.Contains(out, "does not exist") {
+		// As kube-apiserver: the namespace's own 404.
+		if out, err := h.kubectl(ws, args...); err == nil || !strings.Contains(out, `namespaces "missing" not found`) {
 			t.Errorf("kubectl %v: err=%v out=%q", args, err, out)
 		}
 	}
 	missingWidget := strings.Replace(widget("w", 1), "namespace: default", "namespace: missing", 1)
-	if out, err := h.applyStdin(ws, missingWidget, "create"); err == nil || !strings.Contains(out, "does not exist") {
+	if out, err := h.applyStdin(ws, missingWidget, "create"); err == nil || !strings.Contains(out, `namespaces "missing" not found`) {
 		t.Errorf("custom resource in missing namespace: err=%v out=%q", err, out)
 	}
 
 	h.mustKubectl(ws, "create", "namespace", "doomed")
+	// Upstream's model: the name label, and spec.finalizers holds deletion.
+	if got := h.mustKubectl(ws, "get", "namespace", "doomed", "-o", `jsonpath={.spec.finalizers} {.metadata.labels.kubernetes\.io/metadata\.name} {.metadata.finalizers}`); got != `["kubernetes"] doomed` {
+		t.Errorf("new namespace: %q", got)
+	}
 	h.mustKubectl(ws, "create", "configmap", "c", "-n", "doomed")
 	h.mustKubectl(ws, "create", "secret", "generic", "s", "-n", "doomed", "--from-literal=a=b")
 	h.mustKubectl(ws, "create", "role", "r", "-n", "doomed", "--verb=get", "--resource=configmaps")
