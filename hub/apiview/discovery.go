@@ -75,7 +75,8 @@ func (v *View) serveGroups(w http.ResponseWriter, r *http.Request, delegate http
 		passThrough()
 		return
 	}
-	obj, gvk, err := info.Serializer.Decode(c.body.Bytes(), nil, nil)
+	// Unversioned lists may come without apiVersion; they are v1.
+	obj, gvk, err := info.Serializer.Decode(c.body.Bytes(), &schema.GroupVersionKind{Version: "v1"}, nil)
 	if err != nil {
 		klog.V(2).InfoS("Discovery document not understood, passed on unfiltered", "contentType", mediaType, "err", err)
 		passThrough()
