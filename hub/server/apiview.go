@@ -51,7 +51,8 @@ func (a *apiViews) install(hub, crds *genericapiserver.GenericAPIServer, informe
 		V2: func() []*spec.Swagger { return []*spec.Swagger{hub.StaticOpenAPISpec, crds.StaticOpenAPISpec} },
 		V3: []http.Handler{hub.Handler.NonGoRestfulMux, crds.Handler.NonGoRestfulMux},
 		V3Groups: []func(string) bool{nil, func(gv string) bool {
-			return strings.HasPrefix(gv, "apis/"+apiextensionsv1.GroupName+"/")
+			group := "apis/" + apiextensionsv1.GroupName
+			return gv == group || strings.HasPrefix(gv, group+"/")
 		}},
 	}))
 }

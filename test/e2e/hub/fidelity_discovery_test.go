@@ -115,6 +115,15 @@ func init() {
 			}
 			return nil
 		})
+		// A hidden group answers as kube-apiserver does for a group it
+		// does not serve.
+		for _, p := range []string{"/apis/" + exampleGroup, "/apis/" + gv, "/openapi/v3/apis/" + gv} {
+			hub := f.onWorkspace(t, unbound, fidReq{Path: p})
+			kube := f.OnKube(t, fidReq{Path: p})
+			if hub.Code != kube.Code || hub.Body != kube.Body {
+				t.Errorf("%s in %s: hub %s, kube %s", p, unbound, hub, kube)
+			}
+		}
 		if got := f.exposure(t, unbound, exampleGroup, gv, "widgets"); len(got) != 0 {
 			t.Errorf("workspace without a binding shows the provider's group in %v", got)
 		}
