@@ -44,8 +44,8 @@ func (o *OpenAPI) WithOpenAPI(delegate http.Handler) http.Handler {
 		default:
 			if !s.gvs[strings.TrimPrefix(p, v3Path+"/")] {
 				// kube-aggregator's answer for a group-version no
-				// server publishes.
-				http.NotFound(w, r)
+				// server publishes: 404 with an empty body.
+				w.WriteHeader(http.StatusNotFound)
 				return
 			}
 			s.v3.HandleGroupVersion(&relocating{ResponseWriter: w, prefix: prefix}, r)
