@@ -71,6 +71,12 @@ func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
 // visible returns the generation and the specs of the established CRDs
 // whose group keep accepts, sorted by CRD name.
 func (c *crdSpecs) visible(keep func(group string) bool) (uint64, []*crdSpec) {
+	// The generation is read before the CRDs: a change while they are
+	// listed moves it on, so what is built now is never kept under the
+	// newer generation.
+	c.mu.Lock()
+	gen := c.gen
+	c.mu.Unlock()
 	var crds []*apiextensionsv1.CustomResourceDefinition
 	for _, o := range c.informer.GetStore().List() {
 		if crd, ok := o.(*apiextensionsv1.CustomResourceDefinition); ok && established(crd) && keep(crd.Spec.Group) {
@@ -91,11 +97,13 @@ func (c *crdSpecs) visible(keep func(group string) bool) (uint64, []*crdSpec) {
 				klog.ErrorS(err, "Building the OpenAPI of a CRD", "crd", crd.Name)
 				s = &crdSpec{name: crd.Name, group: crd.Spec.Group}
 			}
-			c.built[crd.Name] = s
+			if gen == c.gen {
+				c.built[crd.Name] = s
+			}
 		}
 		out = append(out, s)
 	}
-	return c.gen, out
+	return gen, out
 }
 
 func buildCRDSpec(crd *apiextensionsv1.CustomResourceDefinition) (*crdSpec, error) {

@@ -1,7 +1,6 @@
 package apiview
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -137,21 +136,25 @@ func (o *OpenAPI) servedFor(r *http.Request) (*served, error) {
 	if err := o.loadBase(r); err != nil {
 		return nil, err
 	}
-	if gen != o.viewGen || len(o.views) >= maxViews {
+	if gen > o.viewGen || len(o.views) >= maxViews {
 		o.views, o.viewGen = map[string]*served{}, gen
 	}
-	if s, ok := o.views[key]; ok {
+	if s, ok := o.views[key]; ok && gen == o.viewGen {
 		return s, nil
 	}
-	s, err := o.build(ctx, crds)
+	s, err := o.build(crds)
 	if err != nil {
 		return nil, err
 	}
-	o.views[key] = s
+	if gen == o.viewGen {
+		// Documents of an older generation (a request that listed the
+		// CRDs before a change) are served once, never cached.
+		o.views[key] = s
+	}
 	return s, nil
 }
 
-func (o *OpenAPI) build(_ context.Context, crds []*crdSpec) (*served, error) {
+func (o *OpenAPI) build(crds []*crdSpec) (*served, error) {
 	v2specs := make([]*spec.Swagger, 0, len(crds))
 	byGV := map[string][]*spec3.OpenAPI{}
 	for _, c := range crds {
