@@ -107,6 +107,8 @@ type ExtraConfig struct {
 	ReplicaName string
 	// Catalog holds provider credentials and enablement (catalog.go).
 	Catalog *catalogState
+	// APIView narrows discovery and OpenAPI to each workspace (apiview.go).
+	APIView *apiViews
 
 	// Login is the browser login; LoginDeps what it uses of the union.
 	Login     *login.Login
@@ -147,6 +149,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	}
 	extra.ReplicaName = o.Replica.Name
 	extra.Catalog = newCatalogState()
+	extra.APIView = newAPIViews(extra.Catalog)
 	if len(o.Etcd.StorageConfig.Transport.ServerList) == 0 {
 		e, err := wetcd.StartEmbedded(ctx, filepath.Join(o.DataDir, "etcd"))
 		if err != nil {
@@ -251,6 +254,9 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		// A provider's API answers 404 in workspaces that have not enabled
 		// it (hub/enablement); it needs the resolved cluster.
 		h := extra.Catalog.withEnablement(apiHandler, c.Serializer)
+		// Discovery and OpenAPI show a workspace what it serves: a
+		// provider's groups only where it is enabled (hub/apiview).
+		h = extra.APIView.wrap(h)
 		// Complete workspace resolution once the caller is authenticated
 		// and authorized (see package filters).
 		h = filters.WithClusterResolution(h, extra.Index, mayUseWildcard(extra.Admins), c.Serializer)

@@ -191,6 +191,7 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 		return nil, err
 	}
 	legacyDiscovery := newLegacyGroupDiscovery(s.DiscoveryGroupManager, crdClient)
+	x.APIView.install(s, crdServer.GenericAPIServer, legacyDiscovery.informer)
 
 	if err := s.AddPostStartHook("wharf-root-workspace", func(hc genericapiserver.PostStartHookContext) error {
 		return h.ensureDefaultNamespace(hc)
