@@ -16,6 +16,7 @@ import (
 
 	"github.com/wharfhub/wharf/hub/cluster"
 	"github.com/wharfhub/wharf/hub/controller"
+	"github.com/wharfhub/wharf/hub/events"
 	wstorage "github.com/wharfhub/wharf/hub/storage"
 )
 
@@ -31,6 +32,9 @@ type Controller struct {
 	etcd       *clientv3.Client
 	etcdPrefix string
 	keyed      *controller.Keyed
+	// Events, when set, records into the namespace's workspace that its
+	// content was deleted (the Namespace's events live in default there).
+	Events *events.Recorder
 }
 
 // NewController returns a namespace deletion controller.
@@ -94,10 +98,11 @@ func (c *Controller) reconcile(ctx context.Context, key string) error {
 		}
 	}
 	err = c.update(nctx, ns.Name, func(n *corev1.Namespace) { n.Finalizers = removeFinalizer(n.Finalizers) })
-	if apierrors.IsNotFound(err) {
-		return nil
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
 	}
-	return err
+	c.Events.Eventf(id, ns, corev1.EventTypeNormal, "NamespaceContentDeleted", "Deleted the content of namespace %s", ns.Name)
+	return nil
 }
 
 func (c *Controller) update(ctx context.Context, name string, mutate func(*corev1.Namespace)) error {

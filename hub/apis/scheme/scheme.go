@@ -37,6 +37,9 @@ func New() *runtime.Scheme {
 			panic(err) // static data; a failure is a programming error
 		}
 	}
+	if err := registerEvents(s); err != nil {
+		panic(err) // static data; a failure is a programming error
+	}
 	// Options types and API discovery types for the unversioned endpoints,
 	// as every generic apiserver registers them.
 	unversioned := schema.GroupVersion{Group: "", Version: "v1"}
@@ -67,6 +70,7 @@ var servedTypes = map[schema.GroupVersion][]runtime.Object{
 		&corev1.ConfigMap{}, &corev1.ConfigMapList{},
 		&corev1.Secret{}, &corev1.SecretList{},
 		&corev1.ServiceAccount{}, &corev1.ServiceAccountList{},
+		&corev1.Event{}, &corev1.EventList{},
 	},
 	rbacv1.SchemeGroupVersion: {
 		&rbacv1.Role{}, &rbacv1.RoleList{},
