@@ -173,6 +173,7 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 	if err != nil {
 		return nil, err
 	}
+	wsController.Events = x.Events.Recorder("workspace-controller")
 	reserved := sets.New[string]()
 	for gv, m := range builtin {
 		for res := range m {

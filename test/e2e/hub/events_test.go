@@ -107,4 +107,15 @@ func TestEvents(t *testing.T) {
 	if out := h.mustKubectl("root:ev-b", "get", "events", "-A"); strings.Contains(out, "doomed") {
 		t.Errorf("workspace B sees A's namespace event: %s", out)
 	}
+
+	// The workspace controller reports a finished deletion in the parent,
+	// where the Workspace object lived.
+	h.mustKubectl("root", "delete", "workspace", "ev-b", "--wait=false")
+	eventually(t, 2*time.Minute, func() error {
+		out, err := h.kubectl("root", "events", "-n", "default", "--for", "workspace/ev-b")
+		if err != nil || !strings.Contains(out, "WorkspaceDeleted") || !strings.Contains(out, "Deleted workspace root:ev-b") {
+			return fmt.Errorf("kubectl events: %v %s", err, out)
+		}
+		return nil
+	})
 }
