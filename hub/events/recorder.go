@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -64,7 +65,22 @@ func (r *Recorder) Eventf(id cluster.ID, obj runtime.Object, eventtype, reason, 
 	if r == nil || id == "" {
 		return
 	}
-	r.r.AnnotatedEventf(obj, map[string]string{wstorage.ClusterAnnotation: string(id)}, eventtype, reason, messageFmt, args...)
+	r.r.AnnotatedEventf(plainNamespace(obj), map[string]string{wstorage.ClusterAnnotation: string(id)}, eventtype, reason, messageFmt, args...)
+}
+
+// plainNamespace undoes the cluster informers' keying: their copies carry
+// "<cluster>/<namespace>" as namespace, which the event's involvedObject
+// (and so its own namespace) must not.
+func plainNamespace(obj runtime.Object) runtime.Object {
+	m, err := meta.Accessor(obj)
+	if err != nil || !strings.Contains(m.GetNamespace(), "/") {
+		return obj
+	}
+	obj = obj.DeepCopyObject()
+	m, _ = meta.Accessor(obj)
+	_, ns := wstorage.SplitClusterNamespace(m)
+	m.SetNamespace(ns)
+	return obj
 }
 
 // Sink is a record.EventSink that writes each event into the workspace its

@@ -108,8 +108,7 @@ func init() {
 		core, ev := "/api/v1/namespaces/"+ns+"/events", "/apis/events.k8s.io/v1/namespaces/"+ns+"/events"
 		for i, c := range []struct{ path, body string }{
 			{core, strings.Replace(coreEvent(ns, "v1", ""), `"namespace":"`+ns+`","name":"cm1"`, `"namespace":"other","name":"cm1"`, 1)},
-			{core, strings.Replace(coreEvent("default", "v2", ""), `"namespace":"default","name":"cm1"`, `"name":"cm1"`, 1)},
-			{core, coreEvent(ns, "Bad_Name", "")},
+			{core, strings.Replace(coreEvent(ns, "v2", ""), `"namespace":"`+ns+`","name":"cm1"`, `"name":"cm1"`, 1)},
 			{core, coreEvent(ns, "v3", `,"eventTime":"2026-01-02T03:04:05.000000Z"`)},
 			{core, fmt.Sprintf(`{"metadata":{"name":"v4"},"eventTime":"2026-01-02T03:04:05.000000Z","involvedObject":{"namespace":%q},"reportingComponent":"Not Qualified!","reason":%q}`, ns, strings.Repeat("r", 129))},
 			{ev, strings.Replace(newEvent(ns, "v5", ""), `"reportingController":"example.com/tester",`, "", 1)},
@@ -124,6 +123,11 @@ func init() {
 				t.Errorf("case %d: want 422, hub said %s", i, h)
 			}
 		}
+		// core/v1 keeps its lenient rules: a name that is no DNS subdomain,
+		// a cluster-scoped object reported in default.
+		f.Same(t, fidReq{Method: "POST", Path: core, Body: coreEvent(ns, "Bad_Name", "")})
+		f.Same(t, fidReq{Method: "POST", Path: "/api/v1/namespaces/default/events",
+			Body: strings.Replace(coreEvent("default", f.unique("v"), ""), `"namespace":"default","name":"cm1"`, `"name":"cm1"`, 1)})
 		// The selectors kube supports, and its message for others.
 		f.Same(t, fidReq{Path: core + "?fieldSelector=regarding.name%3Dx"})
 		f.Same(t, fidReq{Path: ev + "?fieldSelector=involvedObject.name%3Dx"})
