@@ -95,7 +95,7 @@ func TestEvents(t *testing.T) {
 	h.mustKubectl("root:ev-a", "delete", "namespace", "doomed", "--wait=false")
 	eventually(t, 2*time.Minute, func() error {
 		out, err := h.kubectl("root:ev-a", "events", "-n", "default", "--for", "namespace/doomed")
-		if err != nil || !strings.Contains(out, "NamespaceContentDeleted") || !strings.Contains(out, "namespace/doomed") {
+		if err != nil || !strings.Contains(out, "NamespaceContentDeleted") || !strings.Contains(out, "Namespace/doomed") {
 			return fmt.Errorf("kubectl events: %v %s", err, out)
 		}
 		return nil
