@@ -88,7 +88,7 @@ bench-providers: build
 # The OpenAPI definitions also cover the k8s.io/api groups the hub serves,
 # because server-side apply needs a schema for every served kind.
 KUBE_OPENAPI_VERSION := $(shell $(GO) list -m -f '{{.Version}}' k8s.io/kube-openapi)
-OPENAPI_PKGS := k8s.io/api/core/v1 k8s.io/api/rbac/v1 k8s.io/api/coordination/v1 \
+OPENAPI_PKGS := k8s.io/api/core/v1 k8s.io/api/events/v1 k8s.io/api/rbac/v1 k8s.io/api/coordination/v1 \
 	k8s.io/api/authentication/v1 k8s.io/api/authorization/v1 k8s.io/api/autoscaling/v1 k8s.io/api/policy/v1 \
 	k8s.io/apimachinery/pkg/apis/meta/v1 k8s.io/apimachinery/pkg/runtime k8s.io/apimachinery/pkg/version \
 	k8s.io/apimachinery/pkg/api/resource k8s.io/apimachinery/pkg/util/intstr \

@@ -17,6 +17,7 @@ import (
 
 	"github.com/wharfhub/wharf/hub/cluster"
 	"github.com/wharfhub/wharf/hub/controller"
+	"github.com/wharfhub/wharf/hub/events"
 	wstorage "github.com/wharfhub/wharf/hub/storage"
 )
 
@@ -36,6 +37,9 @@ type Controller struct {
 	etcd       *clientv3.Client
 	etcdPrefix string
 	keyed      *controller.Keyed
+	// Events, when set, records into the namespace's workspace that its
+	// content was deleted (the Namespace's events live in default there).
+	Events *events.Recorder
 }
 
 // NewController returns a namespace deletion controller.
@@ -110,6 +114,7 @@ func (c *Controller) reconcile(ctx context.Context, key string) error {
 	if err != nil {
 		return fmt.Errorf("finalizing namespace %s: %w", ns.Name, err)
 	}
+	c.Events.Eventf(id, ns, corev1.EventTypeNormal, "NamespaceContentDeleted", "Deleted the content of namespace %s", ns.Name)
 	return nil
 }
 

@@ -38,6 +38,8 @@ func NewAuthorizer(s Scope, clusterOf ClusterOf) *Authorizer {
 var (
 	readVerbs     = sets.New("get", "list", "watch")
 	wildcardVerbs = sets.New("list", "watch")
+	// eventVerbs are what client-go's event recorder needs (sdk.EventRecorder).
+	eventVerbs = sets.New("create", "patch", "update")
 )
 
 // Authorize implements authorizer.Authorizer.
@@ -66,6 +68,9 @@ func (a *Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes)
 	case enabled && attrs.GetAPIGroup() == providersv1alpha1.GroupName && attrs.GetResource() == "providerbindings" &&
 		attrs.GetSubresource() == "" && readVerbs.Has(attrs.GetVerb()):
 		return authorizer.DecisionAllow, "provider reads bindings where it is enabled", nil
+	case enabled && attrs.GetResource() == "events" && attrs.GetSubresource() == "" && eventVerbs.Has(attrs.GetVerb()) &&
+		(attrs.GetAPIGroup() == "" || attrs.GetAPIGroup() == "events.k8s.io"):
+		return authorizer.DecisionAllow, "provider records events where it is enabled", nil
 	}
 	return authorizer.DecisionNoOpinion, "", nil
 }

@@ -17,6 +17,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsv1beta1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1beta1"
@@ -44,6 +45,7 @@ import (
 	"github.com/wharfhub/wharf/hub/authz/rbac"
 	"github.com/wharfhub/wharf/hub/bootstrap"
 	wetcd "github.com/wharfhub/wharf/hub/etcd"
+	"github.com/wharfhub/wharf/hub/events"
 	"github.com/wharfhub/wharf/hub/fairness"
 	"github.com/wharfhub/wharf/hub/filters"
 	"github.com/wharfhub/wharf/hub/login"
@@ -61,7 +63,7 @@ import (
 var servedGroupVersions = []schema.GroupVersion{
 	corev1.SchemeGroupVersion, rbacv1.SchemeGroupVersion, coordinationv1.SchemeGroupVersion,
 	authorizationv1.SchemeGroupVersion, authenticationv1.SchemeGroupVersion, tenancyv1alpha1.SchemeGroupVersion,
-	providersv1alpha1.SchemeGroupVersion,
+	providersv1alpha1.SchemeGroupVersion, eventsv1.SchemeGroupVersion,
 }
 
 func newStorageConfig() *storagebackend.Config {
@@ -105,6 +107,11 @@ type ExtraConfig struct {
 	// ReplicaName names this hub replica (--replica-name): catalog status,
 	// Lease holder, replica registry.
 	ReplicaName string
+	// EventTTL is the lease every stored event gets (--event-ttl).
+	EventTTL time.Duration
+	// Events records the hub controllers' events into their workspaces
+	// (events.go); set in New.
+	Events *events.Broadcaster
 	// Catalog holds provider credentials and enablement (catalog.go).
 	Catalog *catalogState
 	// APIView narrows discovery and OpenAPI to each workspace (apiview.go).
@@ -148,6 +155,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		return nil, err
 	}
 	extra.ReplicaName = o.Replica.Name
+	extra.EventTTL = o.EventTTL
 	extra.Catalog = newCatalogState()
 	extra.APIView = newAPIViews(extra.Catalog)
 	if len(o.Etcd.StorageConfig.Transport.ServerList) == 0 {

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"time"
 
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	cliflag "k8s.io/component-base/cli/flag"
@@ -16,6 +17,7 @@ import (
 	"github.com/wharfhub/wharf/hub/authz/rbac"
 	"github.com/wharfhub/wharf/hub/fairness"
 	"github.com/wharfhub/wharf/hub/login"
+	"github.com/wharfhub/wharf/hub/registry"
 	"github.com/wharfhub/wharf/hub/serviceaccounts"
 )
 
@@ -58,6 +60,9 @@ type Options struct {
 	// exempt.
 	MaxWorkspaceRBACRules              int
 	MaxWorkspaceAggregatedClusterRoles int
+
+	// EventTTL is how long events are kept (--event-ttl, as kube-apiserver).
+	EventTTL time.Duration
 }
 
 // NewOptions returns options with the defaults documented in the flags.
@@ -75,6 +80,7 @@ func NewOptions() *Options {
 		Login:                              login.NewOptions(),
 		AuthnThrottle:                      authn.NewThrottleOptions(),
 		Fairness:                           fairness.NewOptions(),
+		EventTTL:                           registry.DefaultEventTTL,
 	}
 	o.ServiceAccounts = serviceaccounts.NewOptions()
 	o.SecureServing.BindPort = 9443
@@ -91,6 +97,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	g := fss.FlagSet("hub")
 	g.StringVar(&o.DataDir, "data-dir", o.DataDir, "Directory for embedded etcd, generated certificates, the admin token and admin.kubeconfig.")
 	g.StringVar(&o.ExternalURL, "external-url", o.ExternalURL, "URL clients use to reach the hub (default https://<bind-address>:<secure-port>).")
+	g.DurationVar(&o.EventTTL, "event-ttl", o.EventTTL, "Amount of time to retain events.")
 	o.SecureServing.AddFlags(fss.FlagSet("secure serving"))
 	o.Etcd.AddFlags(fss.FlagSet("etcd"))
 	fss.FlagSet("etcd").Lookup("etcd-servers").Usage = "Endpoints of an external etcd cluster. Empty (the default) runs an embedded etcd under --data-dir."
@@ -145,6 +152,9 @@ func (o *Options) Validate() []error {
 	}
 	if o.MaxWorkspaceRBACRules < 0 || o.MaxWorkspaceAggregatedClusterRoles < 0 {
 		errs = append(errs, fmt.Errorf("--max-workspace-rbac-rules and --max-workspace-aggregated-clusterroles must not be negative"))
+	}
+	if o.EventTTL < time.Second {
+		errs = append(errs, fmt.Errorf("--event-ttl must be at least 1s, got %s", o.EventTTL))
 	}
 	if o.SecureServing.BindPort == 0 {
 		errs = append(errs, fmt.Errorf("--secure-port must be set: the hub serves TLS only"))

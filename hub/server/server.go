@@ -96,6 +96,9 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := h.installEvents(s, builtin, optsGetter); err != nil {
+		return nil, err
+	}
 	nsStore := builtin[corev1.SchemeGroupVersion]["namespaces"].(*registry.NamespaceStorage).Store()
 	h.namespaces = nsStore
 	x.NamespaceLifecycle.SetNamespaces(nsStore)
@@ -103,6 +106,7 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 	if err != nil {
 		return nil, err
 	}
+	nsController.Events = x.Events.Recorder("namespace-controller")
 	rbacGV := rbacv1.SchemeGroupVersion
 	rbacAuthz, err := rbac.New(rbac.Sources{
 		Roles:               rbac.StorageListWatch(builtin[rbacGV]["roles"].(*registry.Store)),
@@ -176,6 +180,7 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 	if err != nil {
 		return nil, err
 	}
+	wsController.Events = x.Events.Recorder("workspace-controller")
 	reserved := sets.New[string]()
 	for gv, m := range builtin {
 		for res := range m {
@@ -199,6 +204,7 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 		return nil, err
 	}
 	bg := []background{
+		{name: "wharf-events", run: x.Events.Run},
 		{name: "wharf-workspace-index", run: x.Index.Run, synced: x.Index.HasSynced},
 		{name: "wharf-rbac", run: rbacAuthz.Run, synced: rbacAuthz.HasSynced},
 		{name: "wharf-workspace-controller", run: func(ctx context.Context) {

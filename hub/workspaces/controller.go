@@ -8,6 +8,7 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -19,6 +20,7 @@ import (
 	tenancyv1alpha1 "github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1"
 	"github.com/wharfhub/wharf/hub/cluster"
 	"github.com/wharfhub/wharf/hub/controller"
+	"github.com/wharfhub/wharf/hub/events"
 	wstorage "github.com/wharfhub/wharf/hub/storage"
 )
 
@@ -41,6 +43,9 @@ type Controller struct {
 	clock      clock.Clock
 
 	keyed *controller.Keyed
+	// Events, when set, records into the parent workspace (where the
+	// Workspace object lives) that a deletion finished.
+	Events *events.Recorder
 }
 
 // NewController wires a deletion controller over the Workspace storage.
@@ -124,6 +129,7 @@ func (c *Controller) finish(ctx context.Context, ws *tenancyv1alpha1.Workspace) 
 		return fmt.Errorf("removing finalizer of %s: %w", target.Path, err)
 	}
 	klog.FromContext(ctx).Info("Deleted workspace", "path", target.Path, "cluster", target.ID)
+	c.Events.Eventf(parent, ws, corev1.EventTypeNormal, "WorkspaceDeleted", "Deleted workspace %s and its content", target.Path)
 	return nil
 }
 

@@ -40,6 +40,9 @@ func New() *runtime.Scheme {
 	}
 	// Upstream's decode-time defaults the built-in validation relies on.
 	validation.RegisterDefaults(s)
+	if err := registerEvents(s); err != nil {
+		panic(err) // static data; a failure is a programming error
+	}
 	// Options types and API discovery types for the unversioned endpoints,
 	// as every generic apiserver registers them.
 	unversioned := schema.GroupVersion{Group: "", Version: "v1"}
@@ -70,6 +73,7 @@ var servedTypes = map[schema.GroupVersion][]runtime.Object{
 		&corev1.ConfigMap{}, &corev1.ConfigMapList{},
 		&corev1.Secret{}, &corev1.SecretList{},
 		&corev1.ServiceAccount{}, &corev1.ServiceAccountList{},
+		&corev1.Event{}, &corev1.EventList{},
 	},
 	rbacv1.SchemeGroupVersion: {
 		&rbacv1.Role{}, &rbacv1.RoleList{},
