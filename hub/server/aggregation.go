@@ -32,10 +32,12 @@ func aggregatedRulesWriter(store rest.Updater, groups []string) rbac.RulesWriter
 		ctx = request.WithUser(ctx, hub)
 		ctx = request.WithNamespace(cluster.WithCluster(ctx, id), metav1.NamespaceNone)
 		ctx = registry.WithAggregatedRulesWrite(ctx)
-		set := rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, obj, _ runtime.Object) (runtime.Object, error) {
-			cr, ok := obj.(*rbacv1.ClusterRole)
-			if !ok {
-				return nil, fmt.Errorf("unexpected object %T", obj)
+		// The update starts from the stored role (no new object is
+		// given): only .rules change.
+		set := rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
+			cr, ok := old.(*rbacv1.ClusterRole)
+			if !ok || cr == nil {
+				return nil, fmt.Errorf("unexpected stored object %T", old)
 			}
 			if cr.AggregationRule == nil {
 				// No longer aggregated: its rules are the tenant's now.
