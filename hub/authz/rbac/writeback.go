@@ -2,6 +2,7 @@ package rbac
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"time"
 
@@ -47,36 +48,42 @@ type writeBack struct {
 
 // pendingWriteBacks lists, in name order, the aggregated ClusterRoles of
 // cluster id whose stored rules differ from what they grant, with the
-// rules to store, while the total stays within budget (0: no bound).
+// rules to store, while the total stays within budget (0: no bound). As
+// re-aggregation, it copies the partition's maps (pointers only) under its
+// read lock and computes without any lock: flattening a tenant's roles
+// must not hold up the informer handler that every workspace shares.
 func (x *index) pendingWriteBacks(id cluster.ID, budget int) (out []writeBack, skipped []string) {
+	var (
+		roles map[string]*rbacv1.ClusterRole
+		agg   aggregation
+	)
 	x.read(id, func(ci *clusterIndex) {
 		if ci.gen != ci.aggGen {
 			return // a newer aggregation is on its way and will come back here
 		}
-		names := make([]string, 0, len(ci.aggregated))
-		for name := range ci.aggregated {
-			names = append(names, name)
-		}
-		slices.Sort(names)
-		total := 0
-		for _, name := range names {
-			cr, ok := ci.clusterRoles[name]
-			if !ok || cr.AggregationRule == nil {
-				continue
-			}
-			lists, _ := ci.clusterRoleRules(name)
-			want := flatten(lists)
-			if budget > 0 && total+len(want) > budget {
-				skipped = append(skipped, name)
-				continue
-			}
-			total += len(want)
-			if len(want) == 0 && len(cr.Rules) == 0 || equality.Semantic.DeepEqual(want, cr.Rules) {
-				continue
-			}
-			out = append(out, writeBack{name: name, rules: want})
-		}
+		// aggregated is replaced, never changed in place, on every swap.
+		roles, agg = maps.Clone(ci.clusterRoles), ci.aggregated
 	})
+	snap := &clusterIndex{clusterRoles: roles, aggregated: agg}
+	names := slices.Sorted(maps.Keys(agg))
+	total := 0
+	for _, name := range names {
+		cr, ok := roles[name]
+		if !ok || cr.AggregationRule == nil {
+			continue
+		}
+		lists, _ := snap.clusterRoleRules(name)
+		want := flatten(lists)
+		if budget > 0 && total+len(want) > budget {
+			skipped = append(skipped, name)
+			continue
+		}
+		total += len(want)
+		if len(want) == 0 && len(cr.Rules) == 0 || equality.Semantic.DeepEqual(want, cr.Rules) {
+			continue
+		}
+		out = append(out, writeBack{name: name, rules: want})
+	}
 	return out, skipped
 }
 
