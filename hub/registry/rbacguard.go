@@ -92,6 +92,7 @@ func (g *GuardedStore) Update(ctx context.Context, name string, objInfo rest.Upd
 // Namespaces come from the request, as upstream: the object's may still be
 // empty, to be filled in from the request by the store.
 func (g *GuardedStore) guard(ctx context.Context, obj runtime.Object, old ...runtime.Object) error {
+	keepAggregatedRules(ctx, obj, old...)
 	if err := g.checkQuota(ctx, obj, old...); err != nil {
 		return err
 	}
@@ -138,22 +139,29 @@ func (g *GuardedStore) checkQuota(ctx context.Context, obj runtime.Object, old .
 			}
 		}
 	case *rbacv1.ClusterRole:
-		gr, name, rules = rbacv1.Resource("clusterroles"), o.Name, len(o.Rules)
-		if o.AggregationRule != nil {
-			aggreg = 1
-		}
+		// Counted as the index counts them (rbac.UsageOfClusterRole): an
+		// aggregated role's rules are the hub's write-back, not the
+		// tenant's, and are bounded apart.
+		gr, name = rbacv1.Resource("clusterroles"), o.Name
+		rules, aggreg = clusterRoleCost(o)
 		for _, p := range old {
 			if pc, ok := p.(*rbacv1.ClusterRole); ok && pc != nil {
-				rules -= len(pc.Rules)
-				if pc.AggregationRule != nil {
-					aggreg--
-				}
+				r, a := clusterRoleCost(pc)
+				rules, aggreg = rules-r, aggreg-a
 			}
 		}
 	default:
 		return nil
 	}
 	return g.quota.CheckQuota(ctx, gr, name, rules, aggreg)
+}
+
+// clusterRoleCost is what a ClusterRole counts against the RBAC quota.
+func clusterRoleCost(cr *rbacv1.ClusterRole) (rules, aggregated int) {
+	if cr.AggregationRule != nil {
+		return 0, 1
+	}
+	return len(cr.Rules), 0
 }
 
 // hasAggregationRule is upstream's test: a rule without selectors selects

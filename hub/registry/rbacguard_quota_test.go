@@ -37,9 +37,12 @@ func TestQuotaDelta(t *testing.T) {
 		{"role grows", &rbacv1.Role{Rules: rules(5)}, &rbacv1.Role{Rules: rules(3)}, true, 2, 0},
 		{"role shrinks", &rbacv1.Role{Rules: rules(1)}, &rbacv1.Role{Rules: rules(3)}, true, -2, 0},
 		{"apply creates: old is empty", &rbacv1.Role{Rules: rules(4)}, &rbacv1.Role{}, true, 4, 0},
-		{"clusterrole create aggregated", &rbacv1.ClusterRole{Rules: rules(1), AggregationRule: agg}, nil, true, 1, 1},
+		// An aggregated role's rules are the hub's write-back: not counted.
+		{"clusterrole create aggregated", &rbacv1.ClusterRole{Rules: rules(1), AggregationRule: agg}, nil, true, 0, 1},
+		{"aggregated rules written back", &rbacv1.ClusterRole{Rules: rules(9), AggregationRule: agg}, &rbacv1.ClusterRole{AggregationRule: agg}, true, 0, 0},
 		{"clusterrole becomes aggregated", &rbacv1.ClusterRole{AggregationRule: agg}, &rbacv1.ClusterRole{Rules: rules(2)}, true, -2, 1},
 		{"clusterrole stops aggregating", &rbacv1.ClusterRole{}, &rbacv1.ClusterRole{AggregationRule: agg}, true, 0, -1},
+		{"stops aggregating, keeps the written-back rules", &rbacv1.ClusterRole{Rules: rules(4)}, &rbacv1.ClusterRole{Rules: rules(4), AggregationRule: agg}, true, 4, -1},
 		{"binding", &rbacv1.RoleBinding{}, nil, false, 0, 0},
 	}
 	for _, tc := range tests {
@@ -55,6 +58,36 @@ func TestQuotaDelta(t *testing.T) {
 			}
 			if q.asked != tc.asked || q.rules != tc.rules || q.aggr != tc.aggr {
 				t.Fatalf("asked=%v rules=%d aggregated=%d, want %v %d %d", q.asked, q.rules, q.aggr, tc.asked, tc.rules, tc.aggr)
+			}
+		})
+	}
+}
+
+// TestKeepAggregatedRules: a client's write cannot set the rules of an
+// aggregated ClusterRole (they would be stored outside the quota); only
+// the hub's write-back can. Plain roles keep what was sent.
+func TestKeepAggregatedRules(t *testing.T) {
+	agg := &rbacv1.AggregationRule{}
+	sent := []rbacv1.PolicyRule{{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}}}
+	stored := []rbacv1.PolicyRule{{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"configmaps"}}}
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		obj  *rbacv1.ClusterRole
+		old  []runtime.Object
+		want int // rules kept
+	}{
+		{"create", context.Background(), &rbacv1.ClusterRole{Rules: sent, AggregationRule: agg}, nil, 0},
+		{"update keeps the stored rules", context.Background(), &rbacv1.ClusterRole{Rules: append(sent, sent...), AggregationRule: agg},
+			[]runtime.Object{&rbacv1.ClusterRole{Rules: stored, AggregationRule: agg}}, 1},
+		{"the hub's write-back", WithAggregatedRulesWrite(context.Background()), &rbacv1.ClusterRole{Rules: append(sent, sent...), AggregationRule: agg},
+			[]runtime.Object{&rbacv1.ClusterRole{Rules: stored, AggregationRule: agg}}, 2},
+		{"plain role", context.Background(), &rbacv1.ClusterRole{Rules: sent}, nil, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			keepAggregatedRules(tc.ctx, tc.obj, tc.old...)
+			if len(tc.obj.Rules) != tc.want {
+				t.Fatalf("rules %v, want %d", tc.obj.Rules, tc.want)
 			}
 		})
 	}

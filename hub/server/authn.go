@@ -4,20 +4,16 @@ import (
 	"context"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	tokenunion "k8s.io/apiserver/pkg/authentication/token/union"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
-	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	authzunion "k8s.io/apiserver/pkg/authorization/union"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/utils/clock"
 
 	"github.com/wharfhub/wharf/hub/authn"
-	"github.com/wharfhub/wharf/hub/authz/rbac"
 	"github.com/wharfhub/wharf/hub/login"
-	"github.com/wharfhub/wharf/hub/policy"
 )
 
 // AdminUser is the identity of the generated admin token.
@@ -49,18 +45,6 @@ func newAuthenticator(ctx context.Context, static, providers, sa authenticator.T
 	return a, nil
 }
 
-// publicInfoPaths may be read by any authenticated user who may see the
-// workspace: they describe its API (its discovery differs by the providers
-// it enabled), not its data. They are exactly the paths the process-wide
-// guard lets through (one list, so the two cannot drift apart).
-var publicInfoPaths = policy.WorkspaceURLs()
-
-var selfReviews = map[schema.GroupResource]bool{
-	{Group: "authorization.k8s.io", Resource: "selfsubjectaccessreviews"}: true,
-	{Group: "authorization.k8s.io", Resource: "selfsubjectrulesreviews"}:  true,
-	{Group: "authentication.k8s.io", Resource: "selfsubjectreviews"}:      true,
-}
-
 // newAuthorizer builds the chain (doc.go has its threat model): what no
 // workspace grant may allow (hub guards, process-wide paths) and confined identities
 // (service-account tokens, impersonated identities) used outside their
@@ -68,27 +52,10 @@ var selfReviews = map[schema.GroupResource]bool{
 // in the request's workspace; then hub administrators are allowed, then the
 // scope of provider identities applies, then everybody who may not see the
 // request's workspace is denied alike whether it exists or not
-// (visibility.go), then API discovery and self reviews are allowed to the
-// rest, then the request workspace's RBAC, then deny.
+// (visibility.go), then upstream's bootstrap grants to every authenticated
+// caller (self reviews, discovery, public information; builtinpolicy.go),
+// then the request workspace's RBAC; what none allowed is denied.
 func newAuthorizer(a admins, w *workspaceRBAC, providers authorizer.Authorizer) (authorizer.Authorizer, authorizer.RuleResolver, error) {
-	public := authorizer.AuthorizerFunc(func(ctx context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
-		if a.IsResourceRequest() {
-			// Asking about one's own identity and permissions reveals
-			// nothing else (upstream's system:basic-user), once the
-			// visibility step let the caller see the workspace.
-			if a.GetVerb() == "create" && selfReviews[schema.GroupResource{Group: a.GetAPIGroup(), Resource: a.GetResource()}] {
-				return authorizer.DecisionAllow, "self review", nil
-			}
-			return authorizer.DecisionNoOpinion, "", nil
-		}
-		if a.GetVerb() != "get" {
-			return authorizer.DecisionNoOpinion, "", nil
-		}
-		if rbac.NonResourceURLMatches(publicInfoPaths, a.GetPath()) {
-			return authorizer.DecisionAllow, "public API information", nil
-		}
-		return authorizer.DecisionNoOpinion, "", nil
-	})
 	chain, err := authzunion.New(
 		hubGuards(a, w.withCluster),
 		processWideGuard(a),
@@ -97,11 +64,14 @@ func newAuthorizer(a admins, w *workspaceRBAC, providers authorizer.Authorizer) 
 		authzunion.NamedAuthorizer{AuthorizerName: "admins", Authorizer: authorizer.AuthorizerFunc(a.Authorize)},
 		authzunion.NamedAuthorizer{AuthorizerName: "providers", Authorizer: providers},
 		visibilityStep(w.withCluster, w),
-		authzunion.NamedAuthorizer{AuthorizerName: "public-info", Authorizer: public},
+		builtinStep(),
 		authzunion.NamedAuthorizer{AuthorizerName: "rbac", Authorizer: authorizer.AuthorizerFunc(w.Authorize)},
-		authzunion.NamedAuthorizer{AuthorizerName: "deny", Authorizer: authorizerfactory.NewAlwaysDenyAuthorizer()},
 	)
-	return chain, authzunion.NewRuleResolvers(a, w), err
+	// No always-deny step closes the chain: a chain that ends in no opinion
+	// is a denial, and kube-apiserver's RBAC denial carries no reason
+	// (always-deny's "Everything is forbidden." would end every message
+	// and kubectl auth can-i answer).
+	return chain, authzunion.NewRuleResolvers(a, builtinRules{}, w), err
 }
 
 // authnThrottle wraps the hub's authenticator (loopback token included) so

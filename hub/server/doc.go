@@ -41,8 +41,10 @@
 //     and does so whether the workspace exists or not: a workspace one
 //     cannot see looks the same as a missing one (visibility.go). Only
 //     past this step can a caller learn that a workspace exists (a 404).
-//  7. API discovery and self reviews for the rest; the request
-//     workspace's RBAC; deny.
+//  7. Upstream's bootstrap grants to every authenticated caller
+//     (system:basic-user, system:discovery, system:public-info-viewer:
+//     builtinpolicy.go) for the rest; the request workspace's RBAC; what
+//     none allowed is denied with no reason, as kube-apiserver's RBAC.
 //
 // # Impersonation
 //

@@ -5,7 +5,6 @@ import (
 	"path"
 
 	"k8s.io/apiserver/pkg/authorization/authorizer"
-	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	authzunion "k8s.io/apiserver/pkg/authorization/union"
 
 	"github.com/wharfhub/wharf/hub/authz/rbac"
@@ -29,20 +28,20 @@ import (
 // denied too: a prefix pattern such as "/api/*" must not match a path that
 // a router may resolve elsewhere.
 //
-// The denial carries the final deny's reason, so a process-wide path looks
-// like any other path the caller may not use.
+// The denial carries no reason, as the chain's own end (no authorizer
+// allowed) and kube-apiserver's RBAC: a process-wide path looks like any
+// other path the caller may not use.
 func processWideGuard(a admins) authzunion.NamedAuthorizer {
-	g := processWide{admins: a, allowed: policy.WorkspaceURLs(), deny: authorizerfactory.NewAlwaysDenyAuthorizer()}
+	g := processWide{admins: a, allowed: policy.WorkspaceURLs()}
 	return authzunion.NamedAuthorizer{AuthorizerName: "process-wide", Authorizer: authorizer.AuthorizerFunc(g.Authorize)}
 }
 
 type processWide struct {
 	admins  admins
 	allowed []string
-	deny    authorizer.Authorizer
 }
 
-func (g processWide) Authorize(ctx context.Context, attrs authorizer.Attributes) (authorizer.Decision, string, error) {
+func (g processWide) Authorize(_ context.Context, attrs authorizer.Attributes) (authorizer.Decision, string, error) {
 	if attrs.IsResourceRequest() || g.admins.has(attrs.GetUser()) {
 		return authorizer.DecisionNoOpinion, "", nil
 	}
@@ -53,9 +52,7 @@ func (g processWide) Authorize(ctx context.Context, attrs authorizer.Attributes)
 	if clean(p) && rbac.NonResourceURLMatches(g.allowed, p) {
 		return authorizer.DecisionNoOpinion, "", nil
 	}
-	// The always-deny authorizer has no opinion; only its reason is used.
-	_, reason, err := g.deny.Authorize(ctx, attrs)
-	return authorizer.DecisionDeny, reason, err
+	return authorizer.DecisionDeny, "", nil
 }
 
 // clean reports whether p is an absolute path in canonical form, allowing

@@ -124,6 +124,9 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 	for _, res := range []string{"roles", "rolebindings", "clusterroles", "clusterrolebindings"} {
 		builtin[rbacGV][res] = registry.Guard(builtin[rbacGV][res].(*registry.Store), checker, quota)
 	}
+	// Aggregated rules are written back as upstream's controller does,
+	// within one quota's worth of rules per workspace (aggregation.go).
+	rbacAuthz.EnableWriteBack(aggregatedRulesWriter(builtin[rbacGV]["clusterroles"].(rest.Updater), sets.List(x.Admins.groups)), quota.MaxRules)
 	h.policy = policy.Stores{
 		ClusterRoles:        builtin[rbacGV]["clusterroles"].(rest.Creater),
 		ClusterRoleBindings: builtin[rbacGV]["clusterrolebindings"].(rest.Creater),

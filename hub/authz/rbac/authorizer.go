@@ -37,6 +37,13 @@ type Authorizer struct {
 	// tenant's pending re-aggregation must not turn every workspace's
 	// decisions into NoOpinion.
 	ready atomic.Bool
+
+	// writeBack, when set, stores aggregated rules in aggregated
+	// ClusterRoles (writeback.go); writeBackQueue holds the clusters to
+	// visit and writeBackBudget bounds the rules written per cluster.
+	writeBack       RulesWriter
+	writeBackQueue  workqueue.TypedRateLimitingInterface[cluster.ID]
+	writeBackBudget int
 }
 
 // newAuthorizer returns an authorizer over an empty index with no informers,

@@ -86,14 +86,17 @@ func (c EscalationChecker) CheckClusterRole(ctx context.Context, name string, ru
 	if c.privileged(ctx) || c.escalateAllowed(ctx) {
 		return nil
 	}
-	if err := c.RBAC.confirmNoEscalation(ctx, "", rules); err != nil {
-		return apierrors.NewForbidden(gr, name, err)
-	}
+	// As upstream, the aggregationRule is checked first: an aggregated
+	// role's stored rules are the aggregation written back, which a caller
+	// without full authority need not hold to be told why.
 	if aggregated {
 		if err := c.RBAC.confirmNoEscalation(ctx, "", fullAuthority()); err != nil {
 			// Upstream's wording; "cluster" is the workspace here.
 			return apierrors.NewForbidden(gr, name, errors.New("must have cluster-admin privileges to use the aggregationRule"))
 		}
+	}
+	if err := c.RBAC.confirmNoEscalation(ctx, "", rules); err != nil {
+		return apierrors.NewForbidden(gr, name, err)
 	}
 	return nil
 }

@@ -83,8 +83,9 @@
 // once, since decisions resolve the references against the live roles,
 // while a removed label takes effect with the recomputation. HasSynced
 // waits for the aggregation of the initial list. The rules stored in an
-// aggregated ClusterRole's own .rules are ignored, as upstream's
-// aggregation controller would overwrite them.
+// aggregated ClusterRole's own .rules are ignored for decisions; the hub
+// writes the aggregated rules there per cluster, as upstream's aggregation
+// controller does, for readers only (writeback.go, EnableWriteBack).
 //
 // # Wiring
 //

@@ -98,6 +98,7 @@ func (a *Authorizer) Run(ctx context.Context) {
 	for _, inf := range a.informers {
 		go inf.RunWithContext(ctx)
 	}
+	go a.runWriteBack(ctx)
 	a.runAggregation(ctx)
 }
 

@@ -22,7 +22,7 @@ func TestUsage(t *testing.T) {
 		ci.putRole("ns1", newRole("ns1", "r", rule("get", "", "pods", ""))) // replaced: 1 rule
 		ci.putRole("ns2", newRole("ns2", "r", rule("get", "", "pods", "")))
 		ci.putClusterRole(newClusterRole("c", rule("get", "", "pods", ""), rule("list", "", "pods", "")))
-		ci.putClusterRole(aggregating("agg", toView)) // its own stomped rule counts: it is stored
+		ci.putClusterRole(aggregating("agg", toView)) // its stored rules are the hub's write-back: not counted
 		ci.putClusterRole(aggregating("agg2", toView))
 		ci.deleteClusterRole("agg2")
 		ci.deleteRole("ns2", "r")
@@ -31,7 +31,7 @@ func TestUsage(t *testing.T) {
 	a.idx.update(clusterB, func(ci *clusterIndex) { ci.putClusterRole(aggregating("agg", toView)) })
 	a.aggregateLater(clusterA)
 	a.aggregateLater(clusterB)
-	for id, want := range map[cluster.ID]Usage{clusterA: {Rules: 4, Aggregated: 1}, clusterB: {Rules: 1, Aggregated: 1}, "cccccccccccccccc": {}} {
+	for id, want := range map[cluster.ID]Usage{clusterA: {Rules: 3, Aggregated: 1}, clusterB: {Rules: 0, Aggregated: 1}, "cccccccccccccccc": {}} {
 		got, err := a.Usage(in(id))
 		if err != nil || got != want {
 			t.Errorf("%s: usage %+v, %v; want %+v", id, got, err, want)
@@ -46,8 +46,9 @@ func TestQuota(t *testing.T) {
 	a := newAuthorizer()
 	a.idx.update(clusterA, func(ci *clusterIndex) {
 		ci.putClusterRole(newClusterRole("c", rule("get", "", "pods", ""), rule("list", "", "pods", ""), rule("watch", "", "pods", "")))
-		// aggregating adds one (stomped) rule of its own: 4 rules in all.
 		ci.putClusterRole(aggregating("agg", toView))
+		// A fourth rule, so that the bound of 5 leaves room for one.
+		ci.putRole("ns", newRole("ns", "r", rule("get", "", "pods", "")))
 	})
 	a.aggregateLater(clusterA)
 	q := Quota{RBAC: a, MaxRules: 5, MaxAggregated: 1, ExemptUsers: []string{"hubadmin"}}

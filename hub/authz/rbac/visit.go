@@ -45,7 +45,7 @@ func (ci *clusterIndex) visitRulesFor(u user.Info, namespace string, visit visit
 		}
 	}
 	for _, b := range sortedUnique(crbs, func(b *rbacv1.ClusterRoleBinding) string { return b.Name }) {
-		src := bindingSource{kind: "ClusterRoleBinding", name: b.Name, roleRef: b.RoleRef}
+		src := bindingSource{kind: "ClusterRoleBinding", name: b.Name, roleRef: b.RoleRef, subject: appliedSubject(b.Subjects, "", keys)}
 		if !ci.visitBinding(src, b.RoleRef, "", visit) {
 			return
 		}
@@ -61,7 +61,7 @@ func (ci *clusterIndex) visitRulesFor(u user.Info, namespace string, visit visit
 		}
 	}
 	for _, b := range sortedUnique(rbs, func(b *rbacv1.RoleBinding) string { return b.Name }) {
-		src := bindingSource{kind: "RoleBinding", namespace: namespace, name: b.Name, roleRef: b.RoleRef}
+		src := bindingSource{kind: "RoleBinding", namespace: namespace, name: b.Name, roleRef: b.RoleRef, subject: appliedSubject(b.Subjects, namespace, keys)}
 		if !ci.visitBinding(src, b.RoleRef, namespace, visit) {
 			return
 		}
@@ -117,18 +117,51 @@ func sortedUnique[T comparable](in []T, name func(T) string) []T {
 	return slices.Compact(in)
 }
 
-// bindingSource names the binding that granted a rule, for decision reasons.
+// bindingSource names the binding that granted a rule, and the subject of
+// it that applied, for decision reasons. Its text is upstream's
+// ("RoleBinding "name/namespace" of Role "r" to User "alice""): clients and
+// scripts read SubjectAccessReview status.reason.
 type bindingSource struct {
 	kind, namespace, name string
 	roleRef               rbacv1.RoleRef
+	subject               *rbacv1.Subject
 }
 
 func (s bindingSource) String() string {
 	name := s.name
 	if s.namespace != "" {
-		name = s.namespace + "/" + s.name
+		name = s.name + "/" + s.namespace
 	}
-	return fmt.Sprintf("%s %q of %s %q", s.kind, name, s.roleRef.Kind, s.roleRef.Name)
+	out := fmt.Sprintf("%s %q of %s %q", s.kind, name, s.roleRef.Kind, s.roleRef.Name)
+	if s.subject == nil {
+		return out
+	}
+	return out + " to " + describeSubject(*s.subject, s.namespace)
+}
+
+// describeSubject renders a subject as upstream does; a ServiceAccount is
+// "name/namespace", its namespace defaulting to the binding's.
+func describeSubject(s rbacv1.Subject, bindingNS string) string {
+	if s.Kind == rbacv1.ServiceAccountKind {
+		ns := s.Namespace
+		if ns == "" {
+			ns = bindingNS
+		}
+		return fmt.Sprintf("%s %q", s.Kind, s.Name+"/"+ns)
+	}
+	return fmt.Sprintf("%s %q", s.Kind, s.Name)
+}
+
+// appliedSubject returns the first of a binding's subjects that names one
+// of the user's keys, as upstream reports the first subject that applies.
+func appliedSubject(subjects []rbacv1.Subject, bindingNS string, keys []subjectKey) *rbacv1.Subject {
+	for i := range subjects {
+		k, ok := subjectKeyOf(subjects[i], bindingNS)
+		if ok && slices.Contains(keys, k) {
+			return &subjects[i]
+		}
+	}
+	return nil
 }
 
 // binds reports whether a binding of this cluster names one of u's keys.

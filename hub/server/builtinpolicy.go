@@ -1,0 +1,119 @@
+package server
+
+import (
+	"context"
+	"fmt"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	authzunion "k8s.io/apiserver/pkg/authorization/union"
+
+	"github.com/wharfhub/wharf/hub/authz/rbac"
+	"github.com/wharfhub/wharf/hub/policy"
+)
+
+// builtinGrant is one of upstream's bootstrap ClusterRoleBindings that every
+// workspace behaves as if it held: kube-apiserver creates them in every
+// cluster, and clients (kubectl auth can-i, scripts reading
+// SubjectAccessReview status.reason) expect their effect and their names.
+// The hub does not store them in workspaces, so a workspace admin can
+// neither remove nor widen them, and they count against no quota.
+type builtinGrant struct {
+	// name is the binding's and its ClusterRole's name, as upstream.
+	name   string
+	groups []string
+	rules  []rbacv1.PolicyRule
+}
+
+// reason is upstream's RBAC reason for a grant of this binding to group.
+func (g builtinGrant) reason(group string) string {
+	return fmt.Sprintf("RBAC: allowed by ClusterRoleBinding %q of ClusterRole %q to Group %q", g.name, g.name, group)
+}
+
+// builtinGrants are upstream's grants to every authenticated caller that
+// the hub serves: asking about oneself (system:basic-user), API discovery
+// (system:discovery) and public information (system:public-info-viewer).
+// Upstream lists health and version paths in both of the latter, so
+// kubectl auth can-i --list shows them twice there too. Grants upstream
+// has for things the hub does not serve (the service-account issuer
+// discovery documents, ClusterTrustBundles) are left out: the hub must
+// not claim what it does not allow.
+var builtinGrants = []builtinGrant{
+	{name: "system:basic-user", groups: []string{user.AllAuthenticated}, rules: []rbacv1.PolicyRule{
+		{Verbs: []string{"create"}, APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"selfsubjectaccessreviews", "selfsubjectrulesreviews"}},
+		{Verbs: []string{"create"}, APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"selfsubjectreviews"}},
+	}},
+	{name: "system:discovery", groups: []string{user.AllAuthenticated}, rules: []rbacv1.PolicyRule{
+		{Verbs: []string{"get"}, NonResourceURLs: append(policy.DiscoveryURLs(), "/healthz", "/livez", "/readyz")},
+	}},
+	{name: "system:public-info-viewer", groups: []string{user.AllAuthenticated}, rules: []rbacv1.PolicyRule{
+		{Verbs: []string{"get"}, NonResourceURLs: policy.PublicInfoURLs()},
+	}},
+}
+
+// builtinStep is the authorizer step of the built-in grants. It runs after
+// the visibility step, so only callers who may see the workspace get
+// them; as upstream's RBAC, it allows or has no opinion.
+func builtinStep() authzunion.NamedAuthorizer {
+	return authzunion.NamedAuthorizer{AuthorizerName: "builtin-rbac", Authorizer: authorizer.AuthorizerFunc(authorizeBuiltin)}
+}
+
+func authorizeBuiltin(_ context.Context, attrs authorizer.Attributes) (authorizer.Decision, string, error) {
+	u := attrs.GetUser()
+	if u == nil {
+		return authorizer.DecisionNoOpinion, "", nil
+	}
+	for _, g := range builtinGrants {
+		group, ok := memberOf(u, g.groups)
+		if !ok {
+			continue
+		}
+		for i := range g.rules {
+			if rbac.RuleAllows(attrs, &g.rules[i]) {
+				return authorizer.DecisionAllow, g.reason(group), nil
+			}
+		}
+	}
+	return authorizer.DecisionNoOpinion, "", nil
+}
+
+// builtinRules is the RuleResolver of the built-in grants, so that
+// SelfSubjectRulesReview lists them as upstream lists its bootstrap roles.
+type builtinRules struct{}
+
+func (builtinRules) RulesFor(_ context.Context, u user.Info, _ string) ([]authorizer.ResourceRuleInfo, []authorizer.NonResourceRuleInfo, bool, error) {
+	var (
+		res    []authorizer.ResourceRuleInfo
+		nonRes []authorizer.NonResourceRuleInfo
+	)
+	if u == nil {
+		return nil, nil, false, nil
+	}
+	for _, g := range builtinGrants {
+		if _, ok := memberOf(u, g.groups); !ok {
+			continue
+		}
+		for _, r := range g.rules {
+			if len(r.Resources) > 0 {
+				res = append(res, &authorizer.DefaultResourceRuleInfo{Verbs: r.Verbs, APIGroups: r.APIGroups, Resources: r.Resources})
+			}
+			if len(r.NonResourceURLs) > 0 {
+				nonRes = append(nonRes, &authorizer.DefaultNonResourceRuleInfo{Verbs: r.Verbs, NonResourceURLs: r.NonResourceURLs})
+			}
+		}
+	}
+	return res, nonRes, false, nil
+}
+
+// memberOf returns the first of groups that u belongs to.
+func memberOf(u user.Info, groups []string) (string, bool) {
+	for _, want := range groups {
+		for _, g := range u.GetGroups() {
+			if g == want {
+				return g, true
+			}
+		}
+	}
+	return "", false
+}
