@@ -17,6 +17,7 @@ import (
 	tenancyv1alpha1 "github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1"
 	"github.com/wharfhub/wharf/hub/cluster"
 	"github.com/wharfhub/wharf/hub/namespaces"
+	wstorage "github.com/wharfhub/wharf/hub/storage"
 )
 
 // Content deletes what a logical cluster holds through its API, so that
@@ -43,6 +44,17 @@ type APIContent struct {
 func NewAPIContent(loopback *rest.Config) *APIContent {
 	return &APIContent{loopback: loopback}
 }
+
+// notContent are resources every workspace serves that are not its
+// content. CustomResourceDefinitions and CatalogEntries are hub-wide: the
+// same objects answer in every workspace, so deleting them from one
+// workspace would delete them for all. Child Workspaces are deleted by the
+// Controller, each through its own deletion.
+var notContent = sets.New(
+	schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"},
+	schema.GroupResource{Group: "providers.wharf.dev", Resource: "catalogentries"},
+	tenancyv1alpha1.Resource("workspaces"),
+)
 
 // deletion phases of APIContent.
 const (
@@ -95,12 +107,18 @@ func (a *APIContent) Delete(ctx context.Context, id cluster.ID) (Remaining, erro
 				continue
 			}
 			gvr := gv.WithResource(r.Name)
-			if gvr.GroupResource() == tenancyv1alpha1.Resource("workspaces") {
+			if notContent.Has(gvr.GroupResource()) {
 				continue
 			}
 			objs, err := meta.Resource(gvr).List(ctx, metav1.ListOptions{})
 			if err != nil {
 				logger.Error(err, "Listing workspace content", "resource", gvr)
+				continue
+			}
+			if !ownedBy(objs.Items, id) {
+				// Not stored per workspace (hub-wide, like CRDs): never
+				// this workspace's to delete.
+				logger.V(2).Info("Skipping resource not stored per workspace", "resource", gvr)
 				continue
 			}
 			phase := phaseOf(gvr.GroupResource())
@@ -127,6 +145,19 @@ func (a *APIContent) Delete(ctx context.Context, id cluster.ID) (Remaining, erro
 		}
 	}
 	return rem, nil
+}
+
+// ownedBy reports whether every object carries the cluster annotation of
+// id, which storage sets from the key each object is stored under. A
+// resource whose objects do not is shared by workspaces, and deleting it
+// from one would delete it from all.
+func ownedBy(items []metav1.PartialObjectMetadata, id cluster.ID) bool {
+	for _, o := range items {
+		if o.Annotations[wstorage.ClusterAnnotation] != string(id) {
+			return false
+		}
+	}
+	return true
 }
 
 func phaseOf(gr schema.GroupResource) int {

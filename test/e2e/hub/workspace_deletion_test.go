@@ -157,6 +157,11 @@ metadata: {name: kept, namespace: default, finalizers: [%q]}
 	if code, body := h.doAs(h.Token, http.MethodGet, "/clusters/root:del/api/v1/namespaces", ""); code != http.StatusNotFound {
 		t.Errorf("deleted workspace answers %d: %s", code, body)
 	}
+	// Hub-wide definitions answer in every workspace but are no
+	// workspace's content.
+	if out, err := h.kubectl("root", "get", "crd", "holds.wsdel.example.com", "-o", "name"); err != nil {
+		t.Errorf("workspace deletion deleted the hub-wide CRD: %v %s", err, out)
+	}
 	code, metrics := h.doAs(h.Token, http.MethodGet, "/metrics", "")
 	if want := `wharf_workspace_deletion_forced_objects_total{resource="holds.wsdel.example.com"} 1`; code != http.StatusOK || !strings.Contains(metrics, want) {
 		t.Errorf("/metrics (%d) lacks %s", code, want)
