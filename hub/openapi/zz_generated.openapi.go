@@ -1128,7 +1128,7 @@ func schema_hub_apis_tenancy_v1alpha1_WorkspaceStatus(ref common.ReferenceCallba
 				Properties: map[string]spec.Schema{
 					"phase": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Phase is Ready or Terminating.",
+							Description: "Phase is Initializing, Ready or Terminating.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -1154,9 +1154,32 @@ func schema_hub_apis_tenancy_v1alpha1_WorkspaceStatus(ref common.ReferenceCallba
 							Format:      "",
 						},
 					},
+					"conditions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"type",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Conditions are Ready and, while terminating, ContentDeleted. Only the hub writes them.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(metav1.Condition{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
 				},
 			},
 		},
+		Dependencies: []string{
+			metav1.Condition{}.OpenAPIModelName()},
 	}
 }
 

@@ -94,6 +94,8 @@ type ExtraConfig struct {
 	// RBACQuota bounds each workspace's Roles and ClusterRoles; its RBAC
 	// field is filled in once the authorizer exists.
 	RBACQuota rbac.Quota
+	// WorkspaceDeletionGracePeriod is --workspace-deletion-grace-period.
+	WorkspaceDeletionGracePeriod time.Duration
 	// RBAC is handed the per-workspace RBAC authorizer once it exists.
 	RBAC *workspaceRBAC
 	// Plugins runs and supervises the provider plugins.
@@ -223,6 +225,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		MaxRules: o.MaxWorkspaceRBACRules, MaxAggregated: o.MaxWorkspaceAggregatedClusterRoles,
 		ExemptUsers: sets.List(extra.Admins.users), ExemptGroups: sets.List(extra.Admins.groups),
 	}
+	extra.WorkspaceDeletionGracePeriod = o.WorkspaceDeletionGracePeriod
 	extra.RBAC = &workspaceRBAC{resolver: extra.Index}
 	if gc.Authorization.Authorizer, gc.RuleResolver, err = newAuthorizer(extra.Admins, extra.RBAC, authorizer.AuthorizerFunc(extra.Catalog.authorizer(extra.RBAC).Authorize)); err != nil {
 		return nil, err

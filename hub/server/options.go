@@ -63,7 +63,16 @@ type Options struct {
 
 	// EventTTL is how long events are kept (--event-ttl, as kube-apiserver).
 	EventTTL time.Duration
+	// WorkspaceDeletionGracePeriod bounds how long a deleted workspace's
+	// content (its finalizers) may hold the deletion before the rest is
+	// purged.
+	WorkspaceDeletionGracePeriod time.Duration
 }
+
+// DefaultWorkspaceDeletionGracePeriod is long enough for a provider to
+// clean up after an edge agent or a proxy target, short enough that a
+// stuck finalizer does not hold a workspace's name for long.
+const DefaultWorkspaceDeletionGracePeriod = 5 * time.Minute
 
 // NewOptions returns options with the defaults documented in the flags.
 func NewOptions() *Options {
@@ -74,6 +83,7 @@ func NewOptions() *Options {
 		AdminGroups:                        []string{"system:masters"},
 		MaxWorkspaceRBACRules:              rbac.DefaultMaxRules,
 		MaxWorkspaceAggregatedClusterRoles: rbac.DefaultMaxAggregated,
+		WorkspaceDeletionGracePeriod:       DefaultWorkspaceDeletionGracePeriod,
 		Plugins:                            plugins.NewOptions(),
 		Replica:                            &ReplicaOptions{},
 		Authn:                              authn.NewOptions(),
@@ -96,6 +106,8 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	var fss cliflag.NamedFlagSets
 	g := fss.FlagSet("hub")
 	g.StringVar(&o.DataDir, "data-dir", o.DataDir, "Directory for embedded etcd, generated certificates, the admin token and admin.kubeconfig.")
+	g.DurationVar(&o.WorkspaceDeletionGracePeriod, "workspace-deletion-grace-period", o.WorkspaceDeletionGracePeriod,
+		"How long after a Workspace's deletion its content is deleted through the API, honouring finalizers, before what remains is purged (and reported in its ContentDeleted condition, the log and wharf_workspace_deletion_forced_objects_total).")
 	g.StringVar(&o.ExternalURL, "external-url", o.ExternalURL, "URL clients use to reach the hub (default https://<bind-address>:<secure-port>).")
 	g.DurationVar(&o.EventTTL, "event-ttl", o.EventTTL, "Amount of time to retain events.")
 	o.SecureServing.AddFlags(fss.FlagSet("secure serving"))
@@ -155,6 +167,9 @@ func (o *Options) Validate() []error {
 	}
 	if o.EventTTL < time.Second {
 		errs = append(errs, fmt.Errorf("--event-ttl must be at least 1s, got %s", o.EventTTL))
+	}
+	if o.WorkspaceDeletionGracePeriod < 0 {
+		errs = append(errs, fmt.Errorf("--workspace-deletion-grace-period must not be negative"))
 	}
 	if o.SecureServing.BindPort == 0 {
 		errs = append(errs, fmt.Errorf("--secure-port must be set: the hub serves TLS only"))

@@ -184,6 +184,9 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 		return nil, err
 	}
 	wsController.Events = x.Events.Recorder("workspace-controller")
+	// Content goes through the API (finalizers, controllers) before the
+	// purge; the loopback identity is a hub administrator.
+	wsController.DeleteContentFirst(workspaces.NewAPIContent(s.LoopbackClientConfig), x.WorkspaceDeletionGracePeriod)
 	reserved := sets.New[string]()
 	for gv, m := range builtin {
 		for res := range m {

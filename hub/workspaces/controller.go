@@ -24,14 +24,17 @@ import (
 	wstorage "github.com/wharfhub/wharf/hub/storage"
 )
 
-// Controller finishes workspace deletion: it marks the workspace and its
-// descendants terminating, removes every key of their logical clusters from
-// etcd, releases their paths, and finally drops the finalizer.
+// Controller finishes workspace deletion. It marks the workspace
+// Terminating, deletes its child Workspaces (each through its own
+// deletion) and its content through the API, so that finalizers and the
+// controllers holding them see the deletion, waits for that content to go
+// for at most the grace period, then removes every key left of the logical
+// clusters from etcd, releases their paths, and drops the finalizer.
 //
-// What it purges comes from the index (the records the hub wrote when it
-// allocated the cluster), looked up by the parent's cluster and the
-// Workspace's name. Nothing in the Workspace object a tenant can write
-// decides it.
+// What it deletes and purges comes from the index (the records the hub
+// wrote when it allocated the cluster), looked up by the parent's cluster
+// and the Workspace's name. Nothing in the Workspace object a tenant can
+// write decides it.
 //
 // Every step is idempotent, so any hub replica may run it and a crash at any
 // point is repaired by the next attempt.
@@ -42,11 +45,22 @@ type Controller struct {
 	etcdPrefix string
 	clock      clock.Clock
 
+	// content deletes a cluster's objects through the API; nil purges at
+	// once (child Workspaces are still deleted first).
+	content Content
+	// grace bounds how long, from the deletion timestamp, content may hold
+	// a workspace's deletion before it is purged.
+	grace time.Duration
+
 	keyed *controller.Keyed
 	// Events, when set, records into the parent workspace (where the
 	// Workspace object lives) that a deletion finished.
 	Events *events.Recorder
 }
+
+// pollInterval is how often a terminating workspace whose content remains
+// is looked at again; changes of its own Workspace object requeue it too.
+const pollInterval = 2 * time.Second
 
 // NewController wires a deletion controller over the Workspace storage.
 func NewController(r *REST, index *Index, etcd *clientv3.Client, etcdPrefix string) (*Controller, error) {
@@ -61,6 +75,12 @@ func NewController(r *REST, index *Index, etcd *clientv3.Client, etcdPrefix stri
 		return nil, fmt.Errorf("workspace deletion queue: %w", err)
 	}
 	return &Controller{rest: r, index: index, etcd: etcd, etcdPrefix: etcdPrefix, clock: clock.RealClock{}, keyed: keyed}, nil
+}
+
+// DeleteContentFirst makes deletion go through content before the purge,
+// waiting at most grace after the deletion timestamp.
+func (c *Controller) DeleteContentFirst(content Content, grace time.Duration) {
+	c.content, c.grace = content, grace
 }
 
 // Lister returns the informer's store of every workspace, for metrics.
@@ -82,14 +102,30 @@ func (c *Controller) reconcile(ctx context.Context, key string) error {
 	}
 	ws := obj.(*tenancyv1alpha1.Workspace).DeepCopy()
 	ws.Namespace = ""
-	return c.finish(ctx, ws)
-}
-
-// finish completes the deletion of ws once it is pending.
-func (c *Controller) finish(ctx context.Context, ws *tenancyv1alpha1.Workspace) error {
-	if ws.DeletionTimestamp == nil || !hasFinalizer(ws, tenancyv1alpha1.WorkspaceCleanupFinalizer) {
+	if needsReadyCondition(ws) {
+		// Stored before the hub kept conditions.
+		parent := cluster.ID(ws.Annotations[wstorage.ClusterAnnotation])
+		pctx := request.WithNamespace(cluster.WithCluster(ctx, parent), metav1.NamespaceNone)
+		if err := c.rest.hubUpdate(pctx, ws.Name, func(w *tenancyv1alpha1.Workspace) { markReady(w) }); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("recording Ready of %s: %w", ws.Name, err)
+		}
 		return nil
 	}
+	after, err := c.finish(ctx, ws)
+	if err == nil && after > 0 {
+		c.keyed.Queue.AddAfter(key, after)
+	}
+	return err
+}
+
+// finish completes the deletion of ws once it is pending. A positive
+// duration means content remains within the grace period: look again
+// then.
+func (c *Controller) finish(ctx context.Context, ws *tenancyv1alpha1.Workspace) (time.Duration, error) {
+	if ws.DeletionTimestamp == nil || !hasFinalizer(ws, tenancyv1alpha1.WorkspaceCleanupFinalizer) {
+		return 0, nil
+	}
+	logger := klog.FromContext(ctx)
 	// The storage decorator sets this annotation from the key the object
 	// is stored under, overwriting what a client sent.
 	parent := cluster.ID(ws.Annotations[wstorage.ClusterAnnotation])
@@ -97,25 +133,49 @@ func (c *Controller) finish(ctx context.Context, ws *tenancyv1alpha1.Workspace) 
 	if errors.Is(err, ErrNotFound) {
 		// The parent is gone; its purge took this object and every
 		// descendant with it.
-		return nil
+		return 0, nil
 	}
 	if err != nil {
-		return fmt.Errorf("looking up workspace %s in %s: %w", ws.Name, parent, err)
+		return 0, fmt.Errorf("looking up workspace %s in %s: %w", ws.Name, parent, err)
 	}
 	parentCtx := request.WithNamespace(cluster.WithCluster(ctx, parent), metav1.NamespaceNone)
 	if ws.Status.Phase != tenancyv1alpha1.WorkspacePhaseTerminating {
-		err := c.rest.hubUpdate(parentCtx, ws.Name, func(w *tenancyv1alpha1.Workspace) {
-			w.Status.Phase = tenancyv1alpha1.WorkspacePhaseTerminating
-		})
+		err := c.rest.hubUpdate(parentCtx, ws.Name, func(w *tenancyv1alpha1.Workspace) { markTerminating(w) })
 		if apierrors.IsNotFound(err) {
-			return nil
+			return 0, nil
 		}
 		if err != nil {
-			return fmt.Errorf("setting Terminating: %w", err)
+			return 0, fmt.Errorf("setting Terminating: %w", err)
+		}
+	}
+	if target.ID != "" {
+		// No new objects from here on (creates answer 403), as in a
+		// terminating namespace; deletes and updates, finalizer removal
+		// included, still work.
+		if err := c.index.MarkTerminating(ctx, target.ID, target.Path); err != nil {
+			return 0, err
+		}
+		rem, cerr := c.deleteContent(ctx, target)
+		if cerr != nil {
+			logger.Error(cerr, "Deleting workspace content", "path", target.Path)
+		}
+		if !rem.Empty() || cerr != nil {
+			left := ws.DeletionTimestamp.Add(c.grace).Sub(c.clock.Now())
+			if left > 0 {
+				reason, msg := rem.Condition()
+				if cerr != nil {
+					reason, msg = tenancyv1alpha1.WorkspaceReasonSomeResourcesRemain, fmt.Sprintf("Deleting content failed: %v", cerr)
+				}
+				if err := c.report(parentCtx, ws, reason, msg); err != nil {
+					return 0, err
+				}
+				return min(left, pollInterval), nil
+			}
+			c.forced(parentCtx, ws, target, rem)
 		}
 	}
 	if err := c.purge(ctx, target.ID, target.Path); err != nil {
-		return err
+		return 0, err
 	}
 	// Drop the finalizer; the store deletes an object whose deletion is
 	// pending once its last finalizer is gone.
@@ -123,14 +183,14 @@ func (c *Controller) finish(ctx context.Context, ws *tenancyv1alpha1.Workspace) 
 		w.Finalizers = removeString(w.Finalizers, tenancyv1alpha1.WorkspaceCleanupFinalizer)
 	})
 	if apierrors.IsNotFound(err) {
-		return nil
+		return 0, nil
 	}
 	if err != nil {
-		return fmt.Errorf("removing finalizer of %s: %w", target.Path, err)
+		return 0, fmt.Errorf("removing finalizer of %s: %w", target.Path, err)
 	}
-	klog.FromContext(ctx).Info("Deleted workspace", "path", target.Path, "cluster", target.ID)
+	logger.Info("Deleted workspace", "path", target.Path, "cluster", target.ID)
 	c.Events.Eventf(parent, ws, corev1.EventTypeNormal, "WorkspaceDeleted", "Deleted workspace %s and its content", target.Path)
-	return nil
+	return 0, nil
 }
 
 // purge removes the logical cluster id (empty if path was never

@@ -63,7 +63,7 @@ func TestDeletionFollowsIndex(t *testing.T) {
 			if err != nil || pending.DeletionTimestamp == nil {
 				t.Fatalf("deletion does not wait for the controller: %+v, %v", pending, err)
 			}
-			if err := f.ctrl.finish(ctx, pending); err != nil {
+			if _, err := f.ctrl.finish(ctx, pending); err != nil {
 				t.Fatal(err)
 			}
 

@@ -58,10 +58,17 @@ func (r *REST) Create(ctx context.Context, obj runtime.Object, createValidation 
 	}
 	ws.Finalizers = appendOnce(ws.Finalizers, tenancyv1alpha1.WorkspaceCleanupFinalizer)
 	// The strategy replaces whatever status the client sent with this one.
-	ctx = withInitialStatus(ctx, tenancyv1alpha1.WorkspaceStatus{
-		Phase: tenancyv1alpha1.WorkspacePhaseReady, Cluster: string(id), Path: string(path),
+	// The workspace is stored Initializing (Ready False) and becomes Ready
+	// once initialize has run, as kcp's Workspace goes Initializing, Ready.
+	initial := tenancyv1alpha1.WorkspaceStatus{
+		Phase: tenancyv1alpha1.WorkspacePhaseInitializing, Cluster: string(id), Path: string(path),
 		URL: r.externalURL + "/clusters/" + string(path),
-	})
+		Conditions: []metav1.Condition{{
+			Type: tenancyv1alpha1.WorkspaceReady, Status: metav1.ConditionFalse, Reason: tenancyv1alpha1.WorkspaceReasonInitializing,
+			Message: "The workspace is being initialized.", LastTransitionTime: metav1.Now(),
+		}},
+	}
+	ctx = withInitialStatus(ctx, initial)
 	out, err := r.Store.Create(ctx, ws, createValidation, options)
 	if err != nil {
 		if !dryRun {
@@ -82,7 +89,12 @@ func (r *REST) Create(ctx context.Context, obj runtime.Object, createValidation 
 		klog.FromContext(ctx).Error(err, "Initializing workspace", "workspace", path)
 		return nil, apierrors.NewInternalError(fmt.Errorf("workspace %s created but not initialized: %w", path, err))
 	}
-	return out, nil
+	ready, err := r.hubUpdateObject(context.WithoutCancel(ctx), ws.Name, func(w *tenancyv1alpha1.Workspace) { markReady(w) })
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Marking workspace Ready", "workspace", path)
+		return nil, apierrors.NewInternalError(fmt.Errorf("workspace %s initialized but not marked Ready: %w", path, err))
+	}
+	return ready, nil
 }
 
 // Update changes an existing Workspace. When the caller may create on

@@ -2,6 +2,7 @@ package workspaces
 
 import (
 	"context"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -121,7 +122,7 @@ func TestClientUpdatesKeepHubFields(t *testing.T) {
 			t.Fatalf("update (create on update %v): created %v, %v", force, created, err)
 		}
 		got := out.(*tenancyv1alpha1.Workspace)
-		if got.Status != ws.Status || !hasFinalizer(got, tenancyv1alpha1.WorkspaceCleanupFinalizer) || got.Labels["edited"] != "yes" {
+		if !apiequality.Semantic.DeepEqual(got.Status, ws.Status) || !hasFinalizer(got, tenancyv1alpha1.WorkspaceCleanupFinalizer) || got.Labels["edited"] != "yes" {
 			t.Errorf("after client update: status %+v finalizers %v labels %v; want status %+v, the finalizer, the label", got.Status, got.Finalizers, got.Labels, ws.Status)
 		}
 	}

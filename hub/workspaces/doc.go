@@ -50,7 +50,14 @@
 //     wharf.dev/cluster annotation, which storage sets from the key and
 //     overwrites on every write; the name is immutable. It purges that
 //     cluster and the index's descendants of its path, never a path without
-//     a parent (root), and releases records deepest first.
+//     a parent (root), and releases records deepest first. Before the
+//     purge it deletes that cluster's child Workspaces and content through
+//     the API, addressed as /clusters/<id> with the id the index records,
+//     and only objects whose wharf.dev/cluster annotation (set by storage
+//     from the key) names that id: hub-wide resources that answer in every
+//     workspace (CRDs) are never deleted with one. A tenant's finalizer can
+//     hold the deletion for at most the grace period, counted on the
+//     Controller's clock from the deletion timestamp, which the store sets.
 //   - Orphans: a record is claimed by any Workspace stored under its name
 //     in its parent, whatever that object's status says. Only unclaimed
 //     records older than orphanGrace (on the Controller's clock) go.

@@ -95,12 +95,18 @@ func (r *REST) ShortNames() []string { return []string{"ws"} }
 // reaches. mutate edits the current object; conflicts are retried by the
 // store with a fresh copy.
 func (r *REST) hubUpdate(ctx context.Context, name string, mutate func(*tenancyv1alpha1.Workspace)) error {
-	_, _, err := r.hub.Update(ctx, name, rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
+	_, err := r.hubUpdateObject(ctx, name, mutate)
+	return err
+}
+
+// hubUpdateObject is hubUpdate returning the stored result.
+func (r *REST) hubUpdateObject(ctx context.Context, name string, mutate func(*tenancyv1alpha1.Workspace)) (runtime.Object, error) {
+	out, _, err := r.hub.Update(ctx, name, rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
 		w := old.(*tenancyv1alpha1.Workspace).DeepCopy()
 		mutate(w)
 		return w, nil
 	}), nil, nil, false, &metav1.UpdateOptions{})
-	return err
+	return out, err
 }
 
 // New implements rest.Storage.

@@ -8,6 +8,12 @@ import (
 type WorkspacePhase string
 
 const (
+	// WorkspacePhaseInitializing means the logical cluster is allocated and
+	// the Workspace stored, and the hub is creating what every workspace
+	// starts with (namespaces, the creator's admin binding). kcp calls the
+	// phase before it Scheduling; here allocation is part of the create
+	// request, so no stored Workspace is ever in it.
+	WorkspacePhaseInitializing WorkspacePhase = "Initializing"
 	// WorkspacePhaseReady means the logical cluster is allocated and serving.
 	WorkspacePhaseReady WorkspacePhase = "Ready"
 	// WorkspacePhaseTerminating means the workspace is being deleted: its
@@ -18,6 +24,29 @@ const (
 // WorkspaceCleanupFinalizer holds a deleted Workspace until every key of its
 // logical cluster, and of all descendant workspaces, is gone from etcd.
 const WorkspaceCleanupFinalizer = "tenancy.wharf.dev/cleanup"
+
+// Condition types of a Workspace.
+const (
+	// WorkspaceReady is True once the workspace is initialized and serving,
+	// and False while it initializes or terminates. `kubectl wait
+	// --for=condition=Ready workspace/<name>` waits for it, as on kcp.
+	WorkspaceReady = "Ready"
+	// WorkspaceContentDeleted is set while a Workspace is terminating: False
+	// with the objects and finalizers that remain while its content is
+	// being deleted through the API, and reason ContentForced once the
+	// deletion grace period passed and the remains are purged.
+	WorkspaceContentDeleted = "ContentDeleted"
+)
+
+// Condition reasons of a Workspace.
+const (
+	WorkspaceReasonInitializing         = "Initializing"
+	WorkspaceReasonInitialized          = "Initialized"
+	WorkspaceReasonTerminating          = "Terminating"
+	WorkspaceReasonSomeResourcesRemain  = "SomeResourcesRemain"
+	WorkspaceReasonSomeFinalizersRemain = "SomeFinalizersRemain"
+	WorkspaceReasonContentForced        = "ContentForced"
+)
 
 // +genclient
 // +genclient:nonNamespaced
@@ -39,7 +68,7 @@ type WorkspaceSpec struct{}
 
 // WorkspaceStatus is the observed state of a Workspace.
 type WorkspaceStatus struct {
-	// Phase is Ready or Terminating.
+	// Phase is Initializing, Ready or Terminating.
 	// +optional
 	Phase WorkspacePhase `json:"phase,omitempty"`
 	// Cluster is the logical cluster id: 16 lowercase base36 characters,
@@ -52,6 +81,12 @@ type WorkspaceStatus struct {
 	// URL is the base URL of this workspace's Kubernetes API.
 	// +optional
 	URL string `json:"URL,omitempty"`
+	// Conditions are Ready and, while terminating, ContentDeleted. Only the
+	// hub writes them.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
