@@ -3,9 +3,11 @@ package server
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	tokenunion "k8s.io/apiserver/pkg/authentication/token/union"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
@@ -55,6 +57,8 @@ func newAuthenticator(ctx context.Context, static, providers, sa authenticator.T
 // guard lets through (one list, so the two cannot drift apart).
 var publicInfoPaths = policy.WorkspaceURLs()
 
+var issuerDiscoveryPaths = policy.IssuerDiscoveryURLs()
+
 var selfReviews = map[schema.GroupResource]bool{
 	{Group: "authorization.k8s.io", Resource: "selfsubjectaccessreviews"}: true,
 	{Group: "authorization.k8s.io", Resource: "selfsubjectrulesreviews"}:  true,
@@ -86,6 +90,14 @@ func newAuthorizer(a admins, w *workspaceRBAC, providers authorizer.Authorizer) 
 		}
 		if rbac.NonResourceURLMatches(publicInfoPaths, a.GetPath()) {
 			return authorizer.DecisionAllow, "public API information", nil
+		}
+		// Upstream binds system:service-account-issuer-discovery to every
+		// service account; the hub holds that binding for every workspace
+		// (a service account here is one of this workspace: the binding
+		// step denied any other). Everyone else needs an RBAC grant.
+		if slices.Contains(a.GetUser().GetGroups(), serviceaccount.AllServiceAccountsGroup) &&
+			rbac.NonResourceURLMatches(issuerDiscoveryPaths, a.GetPath()) {
+			return authorizer.DecisionAllow, "service-account issuer discovery", nil
 		}
 		return authorizer.DecisionNoOpinion, "", nil
 	})

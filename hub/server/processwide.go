@@ -21,7 +21,8 @@ import (
 // once per process, with or without a /clusters/<workspace> prefix: a grant
 // stored in one tenant's workspace must not reach them. So the rule is an
 // allowlist, not a denylist: only policy.WorkspaceURLs (upstream's discovery
-// and public-info paths) and the in-process access check fall through to
+// and public-info paths), policy.IssuerDiscoveryURLs (the service-account
+// issuer's documents, hub-wide public keys) and the in-process access check fall through to
 // workspace RBAC; any other non-resource path, including ones a library
 // adds later, is denied here before any authorizer that could allow it.
 //
@@ -32,7 +33,8 @@ import (
 // The denial carries the final deny's reason, so a process-wide path looks
 // like any other path the caller may not use.
 func processWideGuard(a admins) authzunion.NamedAuthorizer {
-	g := processWide{admins: a, allowed: policy.WorkspaceURLs(), deny: authorizerfactory.NewAlwaysDenyAuthorizer()}
+	allowed := append(policy.WorkspaceURLs(), policy.IssuerDiscoveryURLs()...)
+	g := processWide{admins: a, allowed: allowed, deny: authorizerfactory.NewAlwaysDenyAuthorizer()}
 	return authzunion.NamedAuthorizer{AuthorizerName: "process-wide", Authorizer: authorizer.AuthorizerFunc(g.Authorize)}
 }
 
