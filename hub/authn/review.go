@@ -48,8 +48,13 @@ func (t *Throttle) Admit(ctx context.Context, token string) error {
 	return apierrors.NewTooManyRequests("too many failed authentication attempts, retry later", secs)
 }
 
-// Failed charges a review whose token was not reported authenticated to
-// the reviewer's address.
-func (t *Throttle) Failed(ctx context.Context, _ string) {
+// Failed charges a review whose guessable token was not reported
+// authenticated to the reviewer's address. Signed tokens are not charged:
+// nobody can guess one, and charging them would let a reviewer checking
+// expired tokens lock out everybody behind its address.
+func (t *Throttle) Failed(ctx context.Context, token string) {
+	if isJWT(token) {
+		return
+	}
 	t.failures.Charge(clientAddressFrom(ctx))
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/go-jose/go-jose/v4"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // The service-account issuer discovery documents, at upstream's paths
@@ -78,10 +79,43 @@ func (d *Discovery) serve(w http.ResponseWriter, r *http.Request, ctype string, 
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
+	if !accepts(r.Header.Values("Accept"), ctype) {
+		// Upstream's answer when the one representation is not
+		// acceptable: its router's text, as a Status.
+		st := metav1.Status{
+			TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure,
+			Code: http.StatusNotAcceptable, Reason: metav1.StatusReasonNotAcceptable,
+			Message: "406: Not Acceptable\n\nAvailable representations: " + ctype,
+		}
+		b, _ := json.Marshal(st)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotAcceptable)
+		_, _ = w.Write(b)
+		return
+	}
 	w.Header().Set("Content-Type", ctype)
 	w.Header().Set("Cache-Control", discoveryCacheControl)
 	w.WriteHeader(http.StatusOK)
 	if r.Method == http.MethodGet {
 		_, _ = w.Write(body)
 	}
+}
+
+// accepts reports whether Accept headers allow ctype: no header, */*,
+// type/* or the type itself (parameters ignored).
+func accepts(headers []string, ctype string) bool {
+	if len(headers) == 0 {
+		return true
+	}
+	major, _, _ := strings.Cut(ctype, "/")
+	for _, h := range headers {
+		for _, r := range strings.Split(h, ",") {
+			mt, _, _ := strings.Cut(r, ";")
+			switch mt = strings.TrimSpace(mt); mt {
+			case "", "*/*", major + "/*", ctype:
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -167,7 +167,15 @@ func (r *TokenREST) boundSecret(ctx context.Context, ref *authenticationv1.Bound
 	if gvk.Group != "" || gvk.Kind != "Secret" || r.secrets == nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("cannot bind token to object of type %s", gvk.String()))
 	}
-	obj, err := r.secrets.Get(ctx, ref.Name, &metav1.GetOptions{})
+	// As upstream, the lookup is a request for the Secret: errors name
+	// secrets, not serviceaccounts.
+	sctx := ctx
+	if info, ok := request.RequestInfoFrom(ctx); ok {
+		c := *info
+		c.Resource, c.Subresource, c.Name, c.Verb = "secrets", "", ref.Name, "get"
+		sctx = request.WithRequestInfo(ctx, &c)
+	}
+	obj, err := r.secrets.Get(sctx, ref.Name, &metav1.GetOptions{})
 	if err != nil {
 		return nil, err
 	}
