@@ -64,7 +64,6 @@
 //     signs one anyway; the hub deliberately does not. A name or
 //     namespace in the body other than the URL's is refused (422), as
 //     upstream.
-//
 //   - boundObjectRef: a token bound to a Secret (TokenRequest's
 //     boundObjectRef, kind Secret of core/v1) dies with it: every request
 //     re-reads that Secret in the token's workspace and namespace and
