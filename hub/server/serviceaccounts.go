@@ -103,6 +103,7 @@ func (s *serviceAccounts) installDiscovery(g *genericapiserver.GenericAPIServer,
 	if err != nil {
 		return err
 	}
+	d.Serializer = g.Serializer
 	g.Handler.NonGoRestfulMux.HandleFunc(serviceaccounts.OpenIDConfigPath, d.ServeConfig)
 	g.Handler.NonGoRestfulMux.HandleFunc(serviceaccounts.JWKSPath, d.ServeJWKS)
 	return nil

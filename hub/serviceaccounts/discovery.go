@@ -7,7 +7,11 @@ import (
 	"strings"
 
 	"github.com/go-jose/go-jose/v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 )
 
 // The service-account issuer discovery documents, at upstream's paths
@@ -38,6 +42,8 @@ type openIDConfig struct {
 type Discovery struct {
 	config []byte
 	jwks   []byte
+	// Serializer encodes error Statuses; nil: JSON.
+	Serializer runtime.NegotiatedSerializer
 }
 
 // NewDiscovery renders the documents once: they are fixed for the life of
@@ -86,6 +92,11 @@ func (d *Discovery) serve(w http.ResponseWriter, r *http.Request, ctype string, 
 			TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure,
 			Code: http.StatusNotAcceptable, Reason: metav1.StatusReasonNotAcceptable,
 			Message: "406: Not Acceptable\n\nAvailable representations: " + ctype,
+		}
+		if d.Serializer != nil {
+			// Negotiated like every Status (YAML for a YAML client).
+			responsewriters.ErrorNegotiated(&apierrors.StatusError{ErrStatus: st}, d.Serializer, schema.GroupVersion{}, w, r)
+			return
 		}
 		b, _ := json.Marshal(st)
 		w.Header().Set("Content-Type", "application/json")
