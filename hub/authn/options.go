@@ -23,6 +23,8 @@ type Options struct {
 	// ServiceAccounts, if set, verifies hub service-account tokens. It is
 	// not a flag: the hub sets it before calling Authenticator.
 	ServiceAccounts authenticator.Token
+	// APIAudiences are the hub's own audiences (see Sources.APIAudiences).
+	APIAudiences []string
 }
 
 // OIDCOptions mirror kube-apiserver's --oidc-* flags, with the same
@@ -178,6 +180,6 @@ func (o *Options) Authenticator(ctx context.Context, static authenticator.Token,
 		}
 		a.oidc, oidcToken = v, v
 	}
-	a.Request = New(Sources{Static: static, ServiceAccounts: o.ServiceAccounts, OIDC: oidcToken, Session: session})
+	a.Request = New(Sources{Static: static, ServiceAccounts: o.ServiceAccounts, OIDC: oidcToken, Session: session, APIAudiences: o.APIAudiences})
 	return a, nil
 }

@@ -183,12 +183,14 @@ func (t *Throttle) Authenticator(delegate authenticator.Request) authenticator.R
 // Requests without a credential pass: they guess nothing.
 func (t *Throttle) WithThrottle(delegate http.Handler, s runtime.NegotiatedSerializer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		addr := login.ClientAddress(r, t.trusted)
+		// TokenReview charges its guesses to this address (review.go).
+		r = r.WithContext(withClientAddress(r.Context(), addr))
 		cred, unguessable := t.credential(r)
 		if cred == "" || unguessable {
 			delegate.ServeHTTP(w, r)
 			return
 		}
-		addr := login.ClientAddress(r, t.trusted)
 		over, wait := t.failures.Exhausted(addr)
 		if !over || t.known(addr, cred) {
 			delegate.ServeHTTP(w, r)

@@ -27,6 +27,12 @@ type Sources struct {
 	// is tried last and only sees requests without Authorization, so a
 	// bearer request never falls back to a cookie.
 	Session authenticator.Request
+	// APIAudiences, when set, make the static and OIDC sources
+	// audience-agnostic as upstream: a request whose context names target
+	// audiences (a TokenReview's) is accepted by them only if those
+	// include one of these, and reports the common ones. Requests without
+	// target audiences are unaffected.
+	APIAudiences []string
 }
 
 // New returns the request authenticator for the hub: a bearer token tried
@@ -35,8 +41,16 @@ type Sources struct {
 // fallback: a request that no source accepts is unauthenticated and the
 // apiserver answers a generic 401.
 func New(s Sources) authenticator.Request {
+	agnostic := func(t authenticator.Token) authenticator.Token {
+		if t == nil || len(s.APIAudiences) == 0 {
+			return t
+		}
+		return authenticator.WrapAudienceAgnosticToken(s.APIAudiences, t)
+	}
+	// Service-account tokens carry audiences of their own and check them
+	// against the target audiences themselves.
 	var tokens []authenticator.Token
-	for _, t := range []authenticator.Token{s.Static, s.ServiceAccounts, s.OIDC} {
+	for _, t := range []authenticator.Token{agnostic(s.Static), s.ServiceAccounts, agnostic(s.OIDC)} {
 		if t != nil {
 			tokens = append(tokens, t)
 		}

@@ -61,6 +61,16 @@ func PublicInfoURLs() []string {
 	return []string{"/healthz", "/livez", "/readyz", "/version", "/version/"}
 }
 
+// IssuerDiscoveryURLs are those of upstream's
+// system:service-account-issuer-discovery role: the service-account
+// issuer's OpenID configuration and keys. They are the same in every
+// workspace (the issuer is hub-wide), public knowledge for verifiers, so
+// a workspace's RBAC may grant them; service accounts hold them by
+// default, as upstream binds the role to system:serviceaccounts.
+func IssuerDiscoveryURLs() []string {
+	return []string{"/.well-known/openid-configuration", "/.well-known/openid-configuration/", "/openid/v1/jwks", "/openid/v1/jwks/"}
+}
+
 // WorkspaceURLs are the only non-resource paths that mean something per
 // workspace. Every other one (/metrics, /debug/*, /logs, /flagz, /statusz,
 // the path index "/", whatever a library adds later) is about the hub

@@ -71,6 +71,12 @@ func (a *Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes)
 	case enabled && attrs.GetResource() == "events" && attrs.GetSubresource() == "" && eventVerbs.Has(attrs.GetVerb()) &&
 		(attrs.GetAPIGroup() == "" || attrs.GetAPIGroup() == "events.k8s.io"):
 		return authorizer.DecisionAllow, "provider records events where it is enabled", nil
+	case enabled && attrs.GetAPIGroup() == "authentication.k8s.io" && attrs.GetResource() == "tokenreviews" &&
+		attrs.GetSubresource() == "" && attrs.GetVerb() == "create":
+		// A provider verifies the tokens its callers (edge agents,
+		// plugins' clients) present, as a webhook authenticator would; the
+		// review only reports identities of that workspace.
+		return authorizer.DecisionAllow, "provider reviews tokens where it is enabled", nil
 	}
 	return authorizer.DecisionNoOpinion, "", nil
 }

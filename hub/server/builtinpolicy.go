@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	authzunion "k8s.io/apiserver/pkg/authorization/union"
@@ -35,10 +36,13 @@ func (g builtinGrant) reason(group string) string {
 // the hub serves: asking about oneself (system:basic-user), API discovery
 // (system:discovery) and public information (system:public-info-viewer).
 // Upstream lists health and version paths in both of the latter, so
-// kubectl auth can-i --list shows them twice there too. Grants upstream
-// has for things the hub does not serve (the service-account issuer
-// discovery documents, ClusterTrustBundles) are left out: the hub must
-// not claim what it does not allow.
+// kubectl auth can-i --list shows them twice there too. Service accounts
+// also read the issuer discovery documents
+// (system:service-account-issuer-discovery); a service account seen here
+// is one of this workspace, since the binding step denied any other.
+// Grants upstream has for things the hub does not serve
+// (ClusterTrustBundles) are left out: the hub must not claim what it does
+// not allow.
 var builtinGrants = []builtinGrant{
 	{name: "system:basic-user", groups: []string{user.AllAuthenticated}, rules: []rbacv1.PolicyRule{
 		{Verbs: []string{"create"}, APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"selfsubjectaccessreviews", "selfsubjectrulesreviews"}},
@@ -49,6 +53,9 @@ var builtinGrants = []builtinGrant{
 	}},
 	{name: "system:public-info-viewer", groups: []string{user.AllAuthenticated}, rules: []rbacv1.PolicyRule{
 		{Verbs: []string{"get"}, NonResourceURLs: policy.PublicInfoURLs()},
+	}},
+	{name: "system:service-account-issuer-discovery", groups: []string{serviceaccount.AllServiceAccountsGroup}, rules: []rbacv1.PolicyRule{
+		{Verbs: []string{"get"}, NonResourceURLs: policy.IssuerDiscoveryURLs()},
 	}},
 }
 

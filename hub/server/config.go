@@ -240,6 +240,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	extra.ServiceAccounts.throttle = throttle
 	if extra.Replicas, err = o.newReplicaSet(ctx, &extra, gc.LoopbackClientConfig); err != nil {
 		return nil, err
 	}

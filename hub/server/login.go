@@ -45,10 +45,14 @@ func (o *Options) newLoginAuthenticator(ctx context.Context, extra *ExtraConfig)
 	if err != nil {
 		return nil, err
 	}
+	o.Authn.APIAudiences = extra.ServiceAccounts.tokens.APIAudiences()
 	a, err := newAuthenticator(ctx, static, extra.Catalog.tokens, extra.ServiceAccounts.authn, o.Authn, extra.Login.Sessions())
 	if err != nil {
 		return nil, err
 	}
+	// TokenReview judges bare bearer tokens with the union alone: not the
+	// home-workspace wrapper (a review must not create anybody's home).
+	extra.ServiceAccounts.reviewAuthn = a.Request
 	extra.LoginDeps = login.Deps{IDTokens: a.OIDC(), StaticTokens: static}
 	return a, nil
 }

@@ -20,7 +20,8 @@ import (
 // once per process, with or without a /clusters/<workspace> prefix: a grant
 // stored in one tenant's workspace must not reach them. So the rule is an
 // allowlist, not a denylist: only policy.WorkspaceURLs (upstream's discovery
-// and public-info paths) and the in-process access check fall through to
+// and public-info paths), policy.IssuerDiscoveryURLs (the service-account
+// issuer's documents, hub-wide public keys) and the in-process access check fall through to
 // workspace RBAC; any other non-resource path, including ones a library
 // adds later, is denied here before any authorizer that could allow it.
 //
@@ -32,7 +33,8 @@ import (
 // allowed) and kube-apiserver's RBAC: a process-wide path looks like any
 // other path the caller may not use.
 func processWideGuard(a admins) authzunion.NamedAuthorizer {
-	g := processWide{admins: a, allowed: policy.WorkspaceURLs()}
+	allowed := append(policy.WorkspaceURLs(), policy.IssuerDiscoveryURLs()...)
+	g := processWide{admins: a, allowed: allowed}
 	return authzunion.NamedAuthorizer{AuthorizerName: "process-wide", Authorizer: authorizer.AuthorizerFunc(g.Authorize)}
 }
 

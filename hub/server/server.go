@@ -143,7 +143,10 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 		"selfsubjectrulesreviews":   reviews.NewSelfSubjectRulesReview(c.generic.RuleResolver),
 	}
 	builtin[authenticationv1.SchemeGroupVersion] = map[string]rest.Storage{"selfsubjectreviews": reviews.WhoAmIREST{}}
-	if err := x.ServiceAccounts.install(builtin); err != nil {
+	if err := x.ServiceAccounts.install(builtin, authorizerOf(s)); err != nil {
+		return nil, err
+	}
+	if err := x.ServiceAccounts.installDiscovery(s, x.ExternalURL); err != nil {
 		return nil, err
 	}
 	catalogBG, err := h.installCatalog(builtin, optsGetter)

@@ -32,8 +32,9 @@ const (
 // ServiceAccount storage exists only once the API is built, after the
 // authenticator: until SetStore is called every token is refused.
 type Authenticator struct {
-	tokens *Tokens
-	store  atomic.Pointer[rest.Getter]
+	tokens  *Tokens
+	store   atomic.Pointer[rest.Getter]
+	secrets atomic.Pointer[rest.Getter]
 }
 
 var _ authenticator.Token = &Authenticator{}
@@ -45,14 +46,25 @@ func NewAuthenticator(t *Tokens) *Authenticator { return &Authenticator{tokens: 
 // aware: Get needs cluster.WithCluster in its context).
 func (a *Authenticator) SetStore(s rest.Getter) { a.store.Store(&s) }
 
+// SetSecrets hands the authenticator the Secret storage, which tokens
+// bound to a Secret are checked against. Until then such tokens are
+// refused.
+func (a *Authenticator) SetSecrets(s rest.Getter) { a.secrets.Store(&s) }
+
 var errNotReady = errors.New("service-account tokens: storage not ready")
 
 // AuthenticateToken verifies the token, then reads the ServiceAccount in
 // the token's workspace and requires its uid to match: a deleted or
-// recreated ServiceAccount's tokens stop working on the next request.
+// recreated ServiceAccount's tokens stop working on the next request. A
+// token bound to a Secret needs that Secret, with that uid, likewise.
 // Nothing is cached, so there is nothing to invalidate.
+//
+// Audiences are upstream's: the context's target audiences
+// (authenticator.WithAudiences, set by a TokenReview's spec.audiences) or
+// else the hub's API audiences; the token must carry one of them.
 func (a *Authenticator) AuthenticateToken(ctx context.Context, raw string) (*authenticator.Response, bool, error) {
-	v, err := a.tokens.Verify(raw)
+	wanted, _ := authenticator.AudiencesFrom(ctx)
+	v, err := a.tokens.VerifyFor(raw, wanted)
 	if errors.Is(err, errNotOurs) {
 		return nil, false, nil
 	}
@@ -81,7 +93,41 @@ func (a *Authenticator) AuthenticateToken(ctx context.Context, raw string) (*aut
 	if sa.DeletionTimestamp != nil {
 		return nil, false, fmt.Errorf("service account %s/%s in %s is being deleted", v.Namespace, v.Name, v.Cluster)
 	}
+	if v.Secret != nil {
+		if err := a.checkSecret(sctx, v); err != nil {
+			return nil, false, err
+		}
+	}
 	return &authenticator.Response{User: UserInfo(v.Subject, v.ID), Audiences: v.Audiences}, true, nil
+}
+
+// checkSecret requires the Secret a token is bound to to exist, with the
+// token's uid and not being deleted, in the token's namespace and
+// workspace. Upstream tolerates a deletion for a minute; the hub refuses
+// at once, as it does for ServiceAccounts.
+func (a *Authenticator) checkSecret(sctx context.Context, v *Verified) error {
+	p := a.secrets.Load()
+	if p == nil {
+		return errNotReady
+	}
+	obj, err := (*p).Get(sctx, v.Secret.Name, &metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("secret %s/%s in %s the token is bound to no longer exists", v.Namespace, v.Secret.Name, v.Cluster)
+	}
+	if err != nil {
+		return fmt.Errorf("looking up secret %s/%s in %s: %w", v.Namespace, v.Secret.Name, v.Cluster, err)
+	}
+	s, ok := obj.(*corev1.Secret)
+	if !ok {
+		return fmt.Errorf("secret storage returned %T", obj)
+	}
+	if s.UID != v.Secret.UID {
+		return fmt.Errorf("secret %s/%s in %s the token is bound to was recreated", v.Namespace, v.Secret.Name, v.Cluster)
+	}
+	if s.DeletionTimestamp != nil {
+		return fmt.Errorf("secret %s/%s in %s the token is bound to is being deleted", v.Namespace, v.Secret.Name, v.Cluster)
+	}
+	return nil
 }
 
 // UserInfo is the identity of a service-account token.

@@ -4,11 +4,19 @@
 // the service-account slot of hub/authn's union, and the authorizer step
 // that confines a token to the workspace it was issued in.
 //
+// It also serves what lets others verify those tokens: TokenReview
+// (authentication.k8s.io/v1, create only) and the issuer discovery
+// documents /.well-known/openid-configuration and /openid/v1/jwks.
+//
 // A token is a JWT signed by one hub-wide key (ES256 or EdDSA), shared by
 // every replica through etcd (bootstrap.SharedSecret) or read from
 // --service-account-signing-key-file. Its claims are the standard iss,
-// sub, aud, exp, iat, nbf and jti plus a private "wharf.dev" claim binding
-// it to one ServiceAccount: logical cluster id, namespace, name and uid.
+// sub, aud (always an array), exp, iat, nbf and jti, upstream's
+// "kubernetes.io" claim (namespace, serviceaccount{name,uid}, and
+// secret{name,uid} when bound to a Secret) and a private "wharf.dev"
+// claim binding it to one ServiceAccount: logical cluster id, namespace,
+// name and uid. Both claims must agree. Tokens minted before the
+// kubernetes.io claim existed (aud a string, wharf.dev only) still verify.
 //
 // The identity is system:serviceaccount:<ns>:<name>, uid the
 // ServiceAccount's uid, groups system:serviceaccounts,
@@ -56,9 +64,65 @@
 //     signs one anyway; the hub deliberately does not. A name or
 //     namespace in the body other than the URL's is refused (422), as
 //     upstream.
+//   - boundObjectRef: a token bound to a Secret (TokenRequest's
+//     boundObjectRef, kind Secret of core/v1) dies with it: every request
+//     re-reads that Secret in the token's workspace and namespace and
+//     compares its uid, as for the ServiceAccount. Upstream tolerates a
+//     Secret being deleted for a minute; the hub refuses at once. Pods and
+//     Nodes do not exist on the hub and are refused with upstream's
+//     "cannot bind token to object of type" (upstream answers 404 for a
+//     missing Pod).
 //
-// Not covered: boundObjectRef (tokens bound to a Pod or Secret) is
-// refused, since the hub runs no Pods; key rotation is manual (replace
-// the key, which invalidates every outstanding token); the signing key in
-// etcd is as safe as etcd access is.
+// # TokenReview
+//
+// A review's answer is hub-wide information: it names the identity of a
+// token that may belong to another workspace. The attacker considered is
+// the admin of some workspace (who holds create tokenreviews there)
+// reviewing tokens they intercepted or guess, and a provider reviewing
+// tokens in a workspace that enabled it.
+//
+//   - A token confined to a workspace (every service-account token) is
+//     reported authenticated only by a review sent to that workspace.
+//     Anywhere else the answer is that of a wrong token, word for word
+//     (authenticated false, error "invalid bearer token"): whether the
+//     token exists, or its ServiceAccount still does, is not told.
+//   - Any other identity (static tokens, OIDC ID tokens, provider tokens)
+//     is reported only where it may use the workspace (the hub's
+//     workspace-access check, "access" on "/"), elsewhere as a wrong
+//     token. So a workspace admin learns nothing about people who have
+//     nothing to do with their workspace; about those who do, nothing
+//     they could not learn from those people's requests.
+//   - Every failure has the same error text; why a token failed stays in
+//     the hub's log (V(4), token hash only).
+//   - Guessing: each review of a guessable token (not a JWT) that is not
+//     reported authenticated is charged to the reviewer's client address
+//     on the failed-authentication budget of hub/authn, and a reviewer
+//     over budget gets 429 before the token is evaluated, unless it
+//     authenticated from that address before. A review is thus exactly
+//     one guess, like a request carrying that token, never an amplifier.
+//     A valid token confined elsewhere is charged too, so the throttle
+//     tells nothing either. JWTs are not charged: none can be guessed.
+//   - Dry run: a review stores nothing, so, as upstream, dryRun changes
+//     nothing: it is evaluated and charged exactly as a real review.
+//   - The token is judged with a fresh context holding only the target
+//     audiences: nothing of the reviewer's request influences the answer,
+//     and no home workspace is created for the reviewed person.
+//   - Audiences as upstream: spec.audiences, else the hub's API audience;
+//     a service-account token must carry one of them and the answer's
+//     audiences are the intersection; static and OIDC tokens are
+//     audience-agnostic (accepted only when the hub's audience is asked).
+//
+// # Issuer discovery
+//
+// The OpenID configuration and the JWK set carry only public data (the
+// issuer and the public key). As upstream they need authorization: the
+// hub grants them to every service account in its own workspace (as
+// upstream's system:service-account-issuer-discovery binding to
+// system:serviceaccounts) and otherwise to what the workspace's RBAC
+// grants on those non-resource paths. They are the same in every
+// workspace and at the hub's root.
+//
+// Not covered: key rotation is manual (replace the key, which invalidates
+// every outstanding token, and the JWK set has one key); the signing key
+// in etcd is as safe as etcd access is.
 package serviceaccounts

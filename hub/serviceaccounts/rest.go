@@ -25,6 +25,7 @@ import (
 // token for that ServiceAccount of the request's workspace.
 type TokenREST struct {
 	serviceAccounts rest.Getter
+	secrets         rest.Getter
 	tokens          *Tokens
 	maxExpiration   time.Duration
 }
@@ -41,6 +42,14 @@ func NewTokenREST(sas rest.Getter, t *Tokens, maxExpiration time.Duration) *Toke
 		maxExpiration = DefaultMaxExpiration
 	}
 	return &TokenREST{serviceAccounts: sas, tokens: t, maxExpiration: maxExpiration}
+}
+
+// WithSecrets lets tokens be bound to Secrets read from secrets
+// (boundObjectRef kind Secret); without it such requests are refused as
+// an unsupported kind.
+func (r *TokenREST) WithSecrets(secrets rest.Getter) *TokenREST {
+	r.secrets = secrets
+	return r
 }
 
 func (r *TokenREST) New() runtime.Object { return &authenticationv1.TokenRequest{} }
@@ -97,6 +106,10 @@ func (r *TokenREST) Create(ctx context.Context, name string, obj runtime.Object,
 	if sa.DeletionTimestamp != nil {
 		return nil, apierrors.NewForbidden(schema.GroupResource{Resource: "serviceaccounts/token"}, name, fmt.Errorf("service account is being deleted"))
 	}
+	secret, err := r.boundSecret(ctx, req.Spec.BoundObjectRef)
+	if err != nil {
+		return nil, err
+	}
 	out := req.DeepCopy()
 	out.ObjectMeta = metav1.ObjectMeta{Name: sa.Name, Namespace: ns, CreationTimestamp: metav1.Now()}
 	out.Spec.ExpirationSeconds = ptr.To(int64(ttl / time.Second))
@@ -106,7 +119,7 @@ func (r *TokenREST) Create(ctx context.Context, name string, obj runtime.Object,
 	if options != nil && dryrun.IsDryRun(options.DryRun) {
 		return out, nil
 	}
-	tok, exp, err := r.tokens.Mint(Subject{Cluster: id, Namespace: ns, Name: sa.Name, UID: sa.UID}, req.Spec.Audiences, ttl)
+	tok, exp, err := r.tokens.MintBound(Subject{Cluster: id, Namespace: ns, Name: sa.Name, UID: sa.UID}, secret, req.Spec.Audiences, ttl)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
@@ -138,8 +151,41 @@ func (r *TokenREST) validate(req *authenticationv1.TokenRequest) (time.Duration,
 			errs = append(errs, field.Invalid(spec.Child("audiences").Index(i), a, "must not be empty"))
 		}
 	}
-	if req.Spec.BoundObjectRef != nil {
-		errs = append(errs, field.NotSupported(spec.Child("boundObjectRef"), req.Spec.BoundObjectRef.Kind, []string{}))
-	}
 	return ttl, errs
+}
+
+// boundSecret resolves boundObjectRef as upstream: only core/v1 kinds are
+// known, and of those the hub serves Secrets alone. Pods and Nodes do not
+// exist on the hub, so a reference to one is refused with upstream's
+// message for a kind it cannot bind to (upstream would look the object
+// up and answer 404 here). A uid in the reference must be the Secret's.
+func (r *TokenREST) boundSecret(ctx context.Context, ref *authenticationv1.BoundObjectReference) (*BoundObject, error) {
+	if ref == nil {
+		return nil, nil
+	}
+	gvk := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)
+	if gvk.Group != "" || gvk.Kind != "Secret" || r.secrets == nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("cannot bind token to object of type %s", gvk.String()))
+	}
+	// As upstream, the lookup is a request for the Secret: errors name
+	// secrets, not serviceaccounts.
+	sctx := ctx
+	if info, ok := request.RequestInfoFrom(ctx); ok {
+		c := *info
+		c.Resource, c.Subresource, c.Name, c.Verb = "secrets", "", ref.Name, "get"
+		sctx = request.WithRequestInfo(ctx, &c)
+	}
+	obj, err := r.secrets.Get(sctx, ref.Name, &metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	s, ok := obj.(*corev1.Secret)
+	if !ok {
+		return nil, apierrors.NewInternalError(fmt.Errorf("secret storage returned %T", obj))
+	}
+	if ref.UID != "" && ref.UID != s.UID {
+		return nil, apierrors.NewConflict(schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}, ref.Name,
+			fmt.Errorf("the UID in the bound object reference (%s) does not match the UID in record. The object might have been deleted and then recreated", ref.UID))
+	}
+	return &BoundObject{Name: s.Name, UID: s.UID}, nil
 }

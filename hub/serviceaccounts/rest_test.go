@@ -3,6 +3,7 @@ package serviceaccounts
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,6 +31,8 @@ func TestTokenRequest(t *testing.T) {
 		wantAud []string
 		invalid bool
 		missing bool
+		// badRequest: refused with 400, upstream's "cannot bind token".
+		badRequest bool
 		// dryRun asks for a dry run, which must mint nothing.
 		dryRun bool
 		meta   metav1.ObjectMeta
@@ -42,7 +45,10 @@ func TestTokenRequest(t *testing.T) {
 		{name: "too short", sa: "bot", spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](599)}, invalid: true},
 		{name: "too long", sa: "bot", spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](1 << 33)}, invalid: true},
 		{name: "empty audience", sa: "bot", spec: authenticationv1.TokenRequestSpec{Audiences: []string{""}}, invalid: true},
-		{name: "bound object unsupported", sa: "bot", spec: authenticationv1.TokenRequestSpec{BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Secret", APIVersion: "v1", Name: "s"}}, invalid: true},
+		// Pods and Nodes do not exist on the hub; without Secret storage
+		// Secrets cannot be bound either (the hub always has it).
+		{name: "bound to a pod", sa: "bot", spec: authenticationv1.TokenRequestSpec{BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: "p"}}, badRequest: true},
+		{name: "bound to a secret without secret storage", sa: "bot", spec: authenticationv1.TokenRequestSpec{BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Secret", APIVersion: "v1", Name: "s"}}, badRequest: true},
 		{name: "no such service account", sa: "nobody", missing: true},
 		{name: "other name in the body", sa: "bot", meta: metav1.ObjectMeta{Name: "other"}, invalid: true},
 		{name: "other namespace in the body", sa: "bot", meta: metav1.ObjectMeta{Namespace: "kube-system"}, invalid: true},
@@ -58,6 +64,11 @@ func TestTokenRequest(t *testing.T) {
 			}
 			obj, err := r.Create(satest.Context(clusterA, "default"), tc.sa, &authenticationv1.TokenRequest{ObjectMeta: tc.meta, Spec: tc.spec}, nil, opts)
 			switch {
+			case tc.badRequest:
+				if !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), "cannot bind token to object of type /v1, Kind=") {
+					t.Fatalf("want BadRequest, got %v", err)
+				}
+				return
 			case tc.invalid:
 				if !apierrors.IsInvalid(err) {
 					t.Fatalf("want Invalid, got %v", err)

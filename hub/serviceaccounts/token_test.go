@@ -235,3 +235,65 @@ func TestUserInfo(t *testing.T) {
 		t.Fatalf("got %+v", u)
 	}
 }
+
+// TestClaimsFormat: new tokens carry aud as an array and upstream's
+// kubernetes.io claim; tokens minted in the old format (aud a string,
+// wharf.dev claim only) keep verifying until they expire.
+func TestClaimsFormat(t *testing.T) {
+	key := newKey(t)
+	tokens := newTokens(t, key, issuer)
+	s := Subject{Cluster: clusterA, Namespace: "ns", Name: "bot", UID: "uid-1"}
+	tok, _, err := tokens.MintBound(s, &BoundObject{Name: "anchor", UID: "sec-uid"}, nil, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, claims := payload(t, tok)
+	if aud, ok := claims["aud"].([]any); !ok || len(aud) != 1 || aud[0] != issuer {
+		t.Fatalf("aud = %#v, want a one-element array", claims["aud"])
+	}
+	k, ok := claims["kubernetes.io"].(map[string]any)
+	if !ok || k["namespace"] != "ns" || k["serviceaccount"].(map[string]any)["uid"] != "uid-1" || k["secret"].(map[string]any)["name"] != "anchor" {
+		t.Fatalf("kubernetes.io claim = %#v", claims["kubernetes.io"])
+	}
+	v, err := tokens.Verify(tok)
+	if err != nil || v.Secret == nil || v.Secret.UID != "sec-uid" {
+		t.Fatalf("verify: %+v %v", v, err)
+	}
+
+	old, err := jwt.Signed(tokens.signer).Claims(jwt.Claims{Issuer: issuer, Subject: s.Username(), Audience: jwt.Audience{issuer},
+		Expiry: jwt.NewNumericDate(time.Now().Add(time.Hour)), IssuedAt: jwt.NewNumericDate(time.Now())}).
+		Claims(map[string]any{"wharf.dev": binding{Cluster: string(clusterA), Namespace: "ns", ServiceAccount: ref{Name: "bot", UID: "uid-1"}}}).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, c := payload(t, old); c["aud"] != issuer {
+		t.Fatalf("old-format token's aud = %#v, want a string", c["aud"])
+	}
+	if v, err := tokens.Verify(old); err != nil || v.Name != "bot" || v.Secret != nil {
+		t.Fatalf("old-format token: %+v %v", v, err)
+	}
+
+	// The two claims must agree.
+	forged, err := jwt.Signed(tokens.signer).Claims(jwt.Claims{Issuer: issuer, Subject: s.Username(),
+		Expiry: jwt.NewNumericDate(time.Now().Add(time.Hour)), IssuedAt: jwt.NewNumericDate(time.Now())}).
+		Claims(privateClaims{Audience: audArray{issuer}, Kube: &kubeClaim{Namespace: "other", ServiceAccount: ref{Name: "bot", UID: "uid-1"}},
+			Wharf: &binding{Cluster: string(clusterA), Namespace: "ns", ServiceAccount: ref{Name: "bot", UID: "uid-1"}}}).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tokens.Verify(forged); err == nil {
+		t.Fatal("token whose kubernetes.io and wharf.dev claims disagree verified")
+	}
+
+	// Target audiences, as upstream: the intersection, or refused.
+	vault, _, err := tokens.Mint(s, []string{"vault", "other"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tokens.Verify(vault); err == nil {
+		t.Fatal("vault token verified for the hub")
+	}
+	if v, err := tokens.VerifyFor(vault, []string{"vault", "x"}); err != nil || !slices.Equal(v.Audiences, []string{"vault"}) {
+		t.Fatalf("vault token for vault: %+v %v", v, err)
+	}
+}

@@ -89,7 +89,7 @@ var servedTypes = map[schema.GroupVersion][]runtime.Object{
 		&authorizationv1.SubjectAccessReview{}, &authorizationv1.SelfSubjectRulesReview{},
 	},
 	authenticationv1.SchemeGroupVersion: {
-		&authenticationv1.SelfSubjectReview{}, &authenticationv1.TokenRequest{},
+		&authenticationv1.SelfSubjectReview{}, &authenticationv1.TokenRequest{}, &authenticationv1.TokenReview{},
 	},
 	tenancyv1alpha1.SchemeGroupVersion: {
 		&tenancyv1alpha1.Workspace{}, &tenancyv1alpha1.WorkspaceList{},

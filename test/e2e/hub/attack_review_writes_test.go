@@ -167,13 +167,18 @@ func init() {
 				}
 				return e.wantAs(http.StatusOK, "alice", http.MethodDelete, "/clusters/{aliceHome}/api/v1/namespaces/team-{n}", "", vars)
 			}},
-		// Attempt 57: no TokenReview in a workspace, so no oracle for
-		// other people's tokens.
-		attack{finding: "review:57", name: "authentication.k8s.io serves self reviews only",
+		// Attempt 57: TokenReview is no oracle for other people's tokens.
+		// It is served (issue 12), but a workspace admin reviewing the
+		// token of somebody who may not use the workspace gets the answer
+		// of a wrong token (hub/serviceaccounts' threat model), dry run
+		// or not.
+		attack{finding: "review:57", name: "TokenReview reveals nobody outside the workspace",
 			steps: []step{
-				{as: "bob", method: http.MethodGet, path: "/clusters/{bobHome}/apis/authentication.k8s.io/v1", want: http.StatusOK, has: `"name":"selfsubjectreviews"`, hasNot: "tokenreviews"},
+				{as: "bob", method: http.MethodGet, path: "/clusters/{bobHome}/apis/authentication.k8s.io/v1", want: http.StatusOK, has: `"name":"selfsubjectreviews"`},
 				{as: "bob", method: http.MethodPost, path: "/clusters/{bobHome}/apis/authentication.k8s.io/v1/tokenreviews",
-					body: `{"apiVersion":"authentication.k8s.io/v1","kind":"TokenReview","spec":{"token":"alice-token"}}`, want: http.StatusNotFound, hasNot: `"authenticated":true`},
+					body: `{"apiVersion":"authentication.k8s.io/v1","kind":"TokenReview","spec":{"token":"alice-token"}}`, want: http.StatusCreated, has: `"error":"invalid bearer token"`, hasNot: `"authenticated":true`},
+				{as: "bob", method: http.MethodPost, path: "/clusters/{bobHome}/apis/authentication.k8s.io/v1/tokenreviews?dryRun=All",
+					body: `{"apiVersion":"authentication.k8s.io/v1","kind":"TokenReview","spec":{"token":"alice-token"}}`, want: http.StatusCreated, has: `"error":"invalid bearer token"`, hasNot: `"authenticated":true`},
 				{as: "bob", method: http.MethodPost, path: "/apis/authentication.k8s.io/v1/tokenreviews",
 					body: `{"apiVersion":"authentication.k8s.io/v1","kind":"TokenReview","spec":{"token":"alice-token"}}`, hasNot: `"authenticated":true`},
 			}},
