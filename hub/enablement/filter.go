@@ -1,14 +1,11 @@
 package enablement
 
 import (
-	"fmt"
 	"net/http"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	"k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/klog/v2"
 
 	"github.com/wharfhub/wharf/hub/cluster"
 )
@@ -24,7 +21,7 @@ type Enabler interface {
 // workspace resolution (the cluster is in the context). Wildcard requests
 // pass: only administrators and providers for their own groups get that far
 // (authorization and the cluster filters).
-func WithEnablement(delegate http.Handler, e Enabler, s runtime.NegotiatedSerializer) http.Handler {
+func WithEnablement(delegate http.Handler, e Enabler, _ runtime.NegotiatedSerializer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		ri, ok := request.RequestInfoFrom(ctx)
@@ -41,11 +38,11 @@ func WithEnablement(delegate http.Handler, e Enabler, s runtime.NegotiatedSerial
 			delegate.ServeHTTP(w, r)
 			return
 		}
-		gr := schema.GroupResource{Group: ri.APIGroup, Resource: ri.Resource}
-		// Still a plain NotFound for clients, with a message that tells a
-		// person what to do about it.
-		notFound := apierrors.NewNotFound(gr, ri.Name)
-		notFound.ErrStatus.Message = fmt.Sprintf("%s is not enabled in this workspace: it belongs to provider %q; a ProviderBinding enables it", gr, provider)
-		responsewriters.ErrorNegotiated(notFound, s, schema.GroupVersion{Group: ri.APIGroup, Version: ri.APIVersion}, w, r)
+		// Exactly what kube-apiserver answers under a group nobody serves
+		// (its handler chain ends in net/http's NotFound): the group is not
+		// in this workspace's discovery either (hub/apiview), so a client
+		// cannot tell a provider's group from no group at all.
+		klog.FromContext(ctx).V(4).Info("Provider group not enabled in this workspace", "group", ri.APIGroup, "provider", provider)
+		http.NotFound(w, r)
 	})
 }

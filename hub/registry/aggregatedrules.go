@@ -4,7 +4,10 @@ import (
 	"context"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/wharfhub/wharf/hub/registry/validation"
 )
 
 // The .rules of a ClusterRole with an aggregationRule are the hub's: its
@@ -32,11 +35,16 @@ func isAggregatedRulesWrite(ctx context.Context) bool {
 }
 
 // keepAggregatedRules makes a client's write of an aggregated ClusterRole
-// keep the stored rules (old is the stored object, absent on create).
-func keepAggregatedRules(ctx context.Context, obj runtime.Object, old ...runtime.Object) {
+// keep the stored rules (old is the stored object, absent on create). The
+// rules sent are validated first, as upstream validates them before its
+// controller replaces them: invalid rules are a 422 here too.
+func keepAggregatedRules(ctx context.Context, obj runtime.Object, old ...runtime.Object) error {
 	cr, ok := obj.(*rbacv1.ClusterRole)
 	if !ok || cr.AggregationRule == nil || isAggregatedRulesWrite(ctx) {
-		return
+		return nil
+	}
+	if errs := validation.ClusterRole(cr); len(errs) > 0 {
+		return apierrors.NewInvalid(rbacv1.SchemeGroupVersion.WithKind("ClusterRole").GroupKind(), cr.Name, errs)
 	}
 	cr.Rules = nil
 	for _, p := range old {
@@ -44,4 +52,5 @@ func keepAggregatedRules(ctx context.Context, obj runtime.Object, old ...runtime
 			cr.Rules = pc.Rules
 		}
 	}
+	return nil
 }

@@ -92,7 +92,9 @@ func (g *GuardedStore) Update(ctx context.Context, name string, objInfo rest.Upd
 // Namespaces come from the request, as upstream: the object's may still be
 // empty, to be filled in from the request by the store.
 func (g *GuardedStore) guard(ctx context.Context, obj runtime.Object, old ...runtime.Object) error {
-	keepAggregatedRules(ctx, obj, old...)
+	if err := keepAggregatedRules(ctx, obj, old...); err != nil {
+		return err
+	}
 	if err := g.checkQuota(ctx, obj, old...); err != nil {
 		return err
 	}

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -67,7 +69,7 @@ func TestQuotaDelta(t *testing.T) {
 // aggregated ClusterRole (they would be stored outside the quota); only
 // the hub's write-back can. Plain roles keep what was sent.
 func TestKeepAggregatedRules(t *testing.T) {
-	agg := &rbacv1.AggregationRule{}
+	agg := &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"a": "b"}}}}
 	sent := []rbacv1.PolicyRule{{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}}}
 	stored := []rbacv1.PolicyRule{{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"configmaps"}}}
 	for _, tc := range []struct {
@@ -85,10 +87,19 @@ func TestKeepAggregatedRules(t *testing.T) {
 		{"plain role", context.Background(), &rbacv1.ClusterRole{Rules: sent}, nil, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			keepAggregatedRules(tc.ctx, tc.obj, tc.old...)
+			if err := keepAggregatedRules(tc.ctx, tc.obj, tc.old...); err != nil {
+				t.Fatal(err)
+			}
 			if len(tc.obj.Rules) != tc.want {
 				t.Fatalf("rules %v, want %d", tc.obj.Rules, tc.want)
 			}
 		})
+	}
+	// Rules sent next to an aggregationRule are validated before they are
+	// discarded, as upstream validates them before its controller
+	// replaces them.
+	bad := &rbacv1.ClusterRole{Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}}}, AggregationRule: agg}
+	if err := keepAggregatedRules(context.Background(), bad); !apierrors.IsInvalid(err) {
+		t.Errorf("invalid rules next to an aggregationRule: %v, want 422", err)
 	}
 }

@@ -215,7 +215,7 @@ func bindingRows() []attack {
 				body: bindingTo("b-{n}", "example"), want: http.StatusForbidden},
 			{as: "bob", method: http.MethodPost, path: "/clusters/{aliceID}" + pbBase, body: bindingTo("b-{n}", "example"), want: http.StatusForbidden},
 			{as: "alice", method: http.MethodGet, path: "/clusters/{aliceHome}/apis/example.wharf.dev/v1alpha1/namespaces/default/widgets",
-				want: http.StatusNotFound, has: "not enabled in this workspace"},
+				want: http.StatusNotFound, has: "404 page not found"},
 			// Binding status is the enablement controller's record.
 			{as: "bob", method: http.MethodPatch, path: "/clusters/{bobHome}" + pbBase + "/b-{n}/status",
 				body: `{"status":{"conditions":[{"type":"Bound","status":"True","reason":"Forged","message":"forged","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}`,

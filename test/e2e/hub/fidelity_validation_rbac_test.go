@@ -32,7 +32,7 @@ func init() {
 		ref := func(apiGroup, kind, name string) map[string]any {
 			return map[string]any{"apiGroup": apiGroup, "kind": kind, "name": name}
 		}
-		user := map[string]any{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": "alice"}
+		user := map[string]any{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": "val-user"} // nobody: a binding to view grants on the hub only (kube runs no aggregation controller)
 		rb := func(roleRef map[string]any, subjects ...map[string]any) string {
 			return valObj(valRBACV1, "RoleBinding", f.unique("rb"), map[string]any{"roleRef": roleRef, "subjects": subjects})
 		}
