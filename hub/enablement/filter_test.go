@@ -4,11 +4,12 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
+	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/endpoints/request"
 
-	"github.com/wharfhub/wharf/hub/apis/scheme"
 	"github.com/wharfhub/wharf/hub/cluster"
 )
 
@@ -22,7 +23,7 @@ func (table) Enabled(id cluster.ID, p string) bool { return id == "a" && p == "e
 
 func TestWithEnablement(t *testing.T) {
 	h := WithEnablement(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) }),
-		table{}, scheme.NewCodecs(scheme.New()))
+		table{}, func(u user.Info) bool { return u.GetName() == "hub-admin" })
 	for _, c := range []struct {
 		name     string
 		ctx      func(context.Context) context.Context
@@ -54,6 +55,23 @@ func TestWithEnablement(t *testing.T) {
 				t.Errorf("not kube's 404 for an unserved group: %q", w.Body)
 			}
 		})
+	}
+	// Only hub administrators get the hint, and only in a header: code and
+	// body stay kube's.
+	for who, want := range map[string]bool{"hub-admin": true, "alice": false} {
+		r := httptest.NewRequest(http.MethodGet, "/apis/x", nil)
+		ri := res("edges.wharf.dev", "list", "")
+		ctx := request.WithUser(in("b")(r.Context()), &user.DefaultInfo{Name: who})
+		r = r.WithContext(request.WithRequestInfo(ctx, &ri))
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		got := w.Header().Get("Warning")
+		if (got != "") != want || w.Code != http.StatusNotFound || w.Body.String() != "404 page not found\n" {
+			t.Errorf("%s: %d %q warning %q", who, w.Code, w.Body, got)
+		}
+		if want && !strings.Contains(got, `belongs to provider \"edges\"`) {
+			t.Errorf("hint %q", got)
+		}
 	}
 }
 

@@ -71,8 +71,8 @@ func (c *catalogState) ProviderOfGroup(group string) (string, bool) {
 // withEnablement is the enablement filter; until the index has synced it
 // answers 503 for every group the hub does not serve itself, since any of
 // them may belong to a provider (fail closed).
-func (c *catalogState) withEnablement(delegate http.Handler, s runtime.NegotiatedSerializer) http.Handler {
-	enabled := enablement.WithEnablement(delegate, c, s)
+func (c *catalogState) withEnablement(delegate http.Handler, s runtime.NegotiatedSerializer, a admins) http.Handler {
+	enabled := enablement.WithEnablement(delegate, c, a.has)
 	own := map[string]bool{"apiextensions.k8s.io": true}
 	for _, gv := range servedGroupVersions {
 		own[gv.Group] = true

@@ -193,7 +193,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	// hub runs cluster-aware replacements only. apiextensions shares this
 	// chain, so custom resources are checked too.
 	extra.NamespaceLifecycle = namespaces.NewLifecycle()
-	gc.AdmissionControl = admission.NewChainHandler(extra.NamespaceLifecycle)
+	gc.AdmissionControl = admission.NewChainHandler(extra.NamespaceLifecycle, wstorage.NewDryRunStamp(globalResources()))
 
 	if err := o.SecureServing.ApplyTo(&gc.SecureServing, &gc.LoopbackClientConfig); err != nil {
 		return nil, err
@@ -265,7 +265,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		apiHandler = withWhoAmI(apiHandler, &extra, c.Authorization.Authorizer)
 		// A provider's API answers 404 in workspaces that have not enabled
 		// it (hub/enablement); it needs the resolved cluster.
-		h := extra.Catalog.withEnablement(apiHandler, c.Serializer)
+		h := extra.Catalog.withEnablement(apiHandler, c.Serializer, extra.Admins)
 		// Discovery and OpenAPI show a workspace what it serves: a
 		// provider's groups only where it is enabled (hub/apiview).
 		h = extra.APIView.wrap(h)
@@ -325,7 +325,7 @@ func (o *Options) apiextensionsConfig(gc *genericapiserver.RecommendedConfig) (*
 	}
 	generic.RESTOptionsGetter = wstorage.RESTOptionsGetter{
 		Delegate: generic.RESTOptionsGetter,
-		Global:   map[schema.GroupResource]bool{apiextensionsv1.Resource("customresourcedefinitions"): true},
+		Global:   globalResources(),
 	}
 	rc := serverstorage.NewResourceConfig()
 	rc.EnableVersions(apiextensionsv1.SchemeGroupVersion)
@@ -390,4 +390,10 @@ func (o *Options) newPluginHost(rs *replicaSet, restConfig func(context.Context,
 		DataDir: o.DataDir, HubURL: o.ExternalURL, Specs: specs, ProviderConfigs: cfgs, Supervision: o.Plugins.Supervision,
 		RestConfig: restConfig, Replica: rs.name, Gate: rs.gate,
 	})
+}
+
+// globalResources are stored hub-wide (cluster.Global) rather than per
+// workspace: the storage decorator and the dry-run stamp agree on them.
+func globalResources() map[schema.GroupResource]bool {
+	return map[schema.GroupResource]bool{apiextensionsv1.Resource("customresourcedefinitions"): true}
 }

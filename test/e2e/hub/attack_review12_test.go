@@ -228,7 +228,7 @@ func init() {
 				// boundObjectRef has no namespace (as kube, the field is
 				// dropped): the token binds bob's own Secret of his namespace.
 				{as: "bob", method: http.MethodPost, path: "/clusters/{bobHome}/api/v1/namespaces/default/serviceaccounts/sa-{n}/token",
-					body: `{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{"boundObjectRef":{"kind":"Secret","apiVersion":"v1","name":"sec-{n}","namespace":"kube-system"}}}`,
+					body:   `{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{"boundObjectRef":{"kind":"Secret","apiVersion":"v1","name":"sec-{n}","namespace":"kube-system"}}}`,
 					hasNot: `{aliceSecretUID}`},
 				{as: "bob", method: http.MethodDelete, path: "/clusters/{bobHome}" + revSecrets + "/sec-{n}", want: http.StatusOK},
 				{method: http.MethodGet, path: "/clusters/{bobHome}" + r12CMs, header: r12Bearer("{bobSA}"), want: http.StatusUnauthorized},
@@ -653,18 +653,18 @@ func init() {
 				}
 				return e.wantAs(http.StatusOK, "alice", http.MethodDelete, "/clusters/{aliceHome}/api/v1/namespaces/evns-{n}", "", vars)
 			}},
-		// 16: a provider group bound in alice's home appears nowhere in
-		// bob's discovery or OpenAPI, and bob's v2 document does not
+		// 16: a provider group bound in alice's home appears nowhere in (carol: bob's home has bindings from earlier rows)
+		// carol's discovery or OpenAPI, and carol's v2 document does not
 		// change with it (no oracle of alice's bindings).
-		attack{finding: "r12:16", name: "provider group bound by alice in bob's discovery, OpenAPI and ETags",
+		attack{finding: "r12:16", name: "provider group bound by alice in another person's discovery, OpenAPI and ETags",
 			before: func(e *attackEnv, vars map[string]string) error {
-				_, h, _ := e.sendFull(step{as: "bob", method: http.MethodGet, path: "/clusters/{bobHome}/openapi/v2"}, vars)
+				_, h, _ := e.sendFull(step{as: "carol", method: http.MethodGet, path: "/clusters/{carolHome}/openapi/v2"}, vars)
 				if h != nil {
-					vars["bobV2"] = h.Get("ETag")
+					vars["carolV2"] = h.Get("ETag")
 				}
-				_, h, _ = e.sendFull(step{as: "bob", method: http.MethodGet, path: "/clusters/{bobHome}/openapi/v3"}, vars)
+				_, h, _ = e.sendFull(step{as: "carol", method: http.MethodGet, path: "/clusters/{carolHome}/openapi/v3"}, vars)
 				if h != nil {
-					vars["bobV3"] = h.Get("ETag")
+					vars["carolV3"] = h.Get("ETag")
 				}
 				if err := e.wantAs(http.StatusCreated, "alice", http.MethodPost, "/clusters/{aliceHome}"+pbBase, bindingTo("example", "example"), vars); err != nil {
 					return err
@@ -675,16 +675,16 @@ func init() {
 			},
 			steps: []step{
 				{as: "alice", method: http.MethodGet, path: "/clusters/{aliceHome}/apis", want: http.StatusOK, has: "example.wharf.dev"},
-				{as: "bob", method: http.MethodGet, path: "/clusters/{bobHome}/apis", want: http.StatusOK, hasNot: "example.wharf.dev"},
-				{as: "bob", method: http.MethodGet, path: "/clusters/{bobHome}/apis", header: map[string]string{"Accept": "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"}, want: http.StatusOK, hasNot: "example.wharf.dev"},
-				{as: "bob", method: http.MethodGet, path: "/clusters/{bobHome}/apis/example.wharf.dev", want: http.StatusNotFound},
-				{as: "bob", method: http.MethodGet, path: "/clusters/{bobHome}/apis/example.wharf.dev/v1alpha1", want: http.StatusNotFound},
-				{as: "bob", method: http.MethodGet, path: "/clusters/{bobHome}/openapi/v3", want: http.StatusOK, hasNot: "example.wharf.dev"},
-				{as: "bob", method: http.MethodGet, path: "/clusters/{bobHome}/openapi/v3/apis/example.wharf.dev/v1alpha1", want: http.StatusNotFound},
-				{as: "bob", method: http.MethodGet, path: "/clusters/{bobHome}/openapi/v2", want: http.StatusOK, hasNot: "example.wharf.dev"},
-				{as: "bob", method: http.MethodGet, path: "/clusters/{bobHome}/openapi/v2", header: map[string]string{"If-None-Match": "{bobV2}"}, want: http.StatusNotModified},
-				{as: "bob", method: http.MethodGet, path: "/clusters/{bobHome}/openapi/v3", header: map[string]string{"If-None-Match": "{bobV3}"}, want: http.StatusNotModified},
-				{as: "alice", method: http.MethodGet, path: "/clusters/{aliceHome}/openapi/v3", want: http.StatusOK, has: "example.wharf.dev", hasNot: "{bobHome}"},
+				{as: "carol", method: http.MethodGet, path: "/clusters/{carolHome}/apis", want: http.StatusOK, hasNot: "example.wharf.dev"},
+				{as: "carol", method: http.MethodGet, path: "/clusters/{carolHome}/apis", header: map[string]string{"Accept": "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"}, want: http.StatusOK, hasNot: "example.wharf.dev"},
+				{as: "carol", method: http.MethodGet, path: "/clusters/{carolHome}/apis/example.wharf.dev", want: http.StatusNotFound},
+				{as: "carol", method: http.MethodGet, path: "/clusters/{carolHome}/apis/example.wharf.dev/v1alpha1", want: http.StatusNotFound},
+				{as: "carol", method: http.MethodGet, path: "/clusters/{carolHome}/openapi/v3", want: http.StatusOK, hasNot: "example.wharf.dev"},
+				{as: "carol", method: http.MethodGet, path: "/clusters/{carolHome}/openapi/v3/apis/example.wharf.dev/v1alpha1", want: http.StatusNotFound},
+				{as: "carol", method: http.MethodGet, path: "/clusters/{carolHome}/openapi/v2", want: http.StatusOK, hasNot: "example.wharf.dev"},
+				{as: "carol", method: http.MethodGet, path: "/clusters/{carolHome}/openapi/v2", header: map[string]string{"If-None-Match": "{carolV2}"}, want: http.StatusNotModified},
+				{as: "carol", method: http.MethodGet, path: "/clusters/{carolHome}/openapi/v3", header: map[string]string{"If-None-Match": "{carolV3}"}, want: http.StatusNotModified},
+				{as: "alice", method: http.MethodGet, path: "/clusters/{aliceHome}/openapi/v3", want: http.StatusOK, has: "example.wharf.dev", hasNot: "{carolHome}"},
 			},
 			cleanup: func(e *attackEnv, vars map[string]string) error {
 				e.as("alice", http.MethodDelete, "/clusters/{aliceHome}"+pbBase+"/example", "", vars)
