@@ -95,6 +95,17 @@ func (v *View) serveGroups(w http.ResponseWriter, r *http.Request, delegate http
 	writeWithETag(w, r, c, body)
 }
 
+// keepNamed filters items in place, keeping those whose name keep accepts.
+func keepNamed[T any](items []T, name func(T) string, keep func(string) bool) []T {
+	out := items[:0]
+	for _, it := range items {
+		if keep(name(it)) {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
 // filter drops hidden groups from a discovery document in place and
 // reports whether it dropped any.
 func (v *View) filter(r *http.Request, obj runtime.Object) bool {
@@ -107,29 +118,11 @@ func (v *View) filter(r *http.Request, obj runtime.Object) bool {
 	}
 	switch l := obj.(type) {
 	case *metav1.APIGroupList:
-		out := l.Groups[:0]
-		for _, g := range l.Groups {
-			if keep(g.Name) {
-				out = append(out, g)
-			}
-		}
-		l.Groups = out
+		l.Groups = keepNamed(l.Groups, func(g metav1.APIGroup) string { return g.Name }, keep)
 	case *apidiscoveryv2.APIGroupDiscoveryList:
-		out := l.Items[:0]
-		for _, g := range l.Items {
-			if keep(g.Name) {
-				out = append(out, g)
-			}
-		}
-		l.Items = out
+		l.Items = keepNamed(l.Items, func(g apidiscoveryv2.APIGroupDiscovery) string { return g.Name }, keep)
 	case *apidiscoveryv2beta1.APIGroupDiscoveryList:
-		out := l.Items[:0]
-		for _, g := range l.Items {
-			if keep(g.Name) {
-				out = append(out, g)
-			}
-		}
-		l.Items = out
+		l.Items = keepNamed(l.Items, func(g apidiscoveryv2beta1.APIGroupDiscovery) string { return g.Name }, keep)
 	}
 	return dropped
 }

@@ -3,7 +3,6 @@ package registry
 import (
 	"context"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -12,6 +11,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/wharfhub/wharf/hub/namespaces"
+	"github.com/wharfhub/wharf/hub/registry/validation"
 )
 
 // Namespaces follow kube-apiserver's model: spec.finalizers holds the
@@ -90,20 +90,14 @@ func setNameLabel(ns *corev1.Namespace) {
 	ns.Labels[corev1.LabelMetadataName] = ns.Name
 }
 
-// standardFinalizers are the finalizer names that need no domain prefix.
-var standardFinalizers = []string{string(corev1.FinalizerKubernetes), "orphan", "foregroundDeletion"}
-
-// validateNamespace checks spec.finalizers as upstream: qualified names,
-// and an unqualified one must be a standard finalizer.
+// validateNamespace checks spec.finalizers as upstream's finalize
+// validation does, one path index per name.
 func validateNamespace(obj runtime.Object) field.ErrorList {
 	ns := obj.(*corev1.Namespace)
 	fld := field.NewPath("spec", "finalizers")
 	var errs field.ErrorList
 	for i, f := range ns.Spec.Finalizers {
-		errs = append(errs, apimachineryvalidation.ValidateFinalizerName(string(f), fld.Index(i))...)
-		if !strings.Contains(string(f), "/") && !slices.Contains(standardFinalizers, string(f)) {
-			errs = append(errs, field.Invalid(fld.Index(i), string(f), "name is neither a standard finalizer name nor is it fully qualified"))
-		}
+		errs = append(errs, validation.FinalizerName(string(f), fld.Index(i))...)
 	}
 	return errs
 }

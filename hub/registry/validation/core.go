@@ -156,8 +156,7 @@ func Namespace(obj runtime.Object) field.ErrorList {
 	var errs field.ErrorList
 	fld := field.NewPath("spec", "finalizers")
 	for _, f := range ns.Spec.Finalizers {
-		errs = append(errs, apimachineryvalidation.ValidateFinalizerName(string(f), fld)...)
-		errs = append(errs, kubeFinalizerName(string(f), fld)...)
+		errs = append(errs, FinalizerName(string(f), fld)...)
 	}
 	return errs
 }

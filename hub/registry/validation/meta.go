@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -37,6 +38,12 @@ func KubeFinalizerNames(resource schema.GroupResource, m metav1.Object) field.Er
 		errs = append(errs, kubeFinalizerName(f, fld.Index(i))...)
 	}
 	return errs
+}
+
+// FinalizerName is one finalizer name as kube-apiserver checks it: a
+// qualified name, and an unqualified one must be a standard finalizer.
+func FinalizerName(name string, fld *field.Path) field.ErrorList {
+	return append(apimachineryvalidation.ValidateFinalizerName(name, fld), kubeFinalizerName(name, fld)...)
 }
 
 func kubeFinalizerName(name string, fld *field.Path) field.ErrorList {

@@ -237,18 +237,4 @@ subjects: [{kind: User, name: alice, apiGroup: rbac.authorization.k8s.io}]
 }
 
 // fidGadgetCRD is a namespaced CRD of a group no other check uses.
-const fidGadgetCRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: gadgets.fidns.example.com
-spec:
-  group: fidns.example.com
-  names: {kind: Gadget, plural: gadgets, singular: gadget, listKind: GadgetList}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
-`
+var fidGadgetCRD = openCRD("fidns.example.com", "gadgets", "Gadget")

@@ -11,23 +11,7 @@ import (
 // its garbage collector cannot be compared: these tests assert upstream's
 // documented behaviour against the hub alone.
 
-func gcCRD(plural, kind string) string {
-	return fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: %s.gc.example.com
-spec:
-  group: gc.example.com
-  names: {kind: %s, plural: %s}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
-`, plural, kind, plural)
-}
+func gcCRD(plural, kind string) string { return openCRD("gc.example.com", plural, kind) }
 
 // ownedBy renders an object in namespace default whose single owner
 // reference is given; apiVersion/kind select a Gadget, Sprocket or

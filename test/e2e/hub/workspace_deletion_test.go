@@ -21,23 +21,7 @@ import (
 // finalizers are removed, creates are refused while terminating, and the
 // condition lists what remains.
 
-const holdCRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: holds.wsdel.example.com
-spec:
-  group: wsdel.example.com
-  names: {kind: Hold, plural: holds, singular: hold, listKind: HoldList}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        x-kubernetes-preserve-unknown-fields: true
-`
+var holdCRD = openCRD("wsdel.example.com", "holds", "Hold")
 
 const (
 	releaseFinalizer = "wsdel.example.com/release" // the test's "controller" removes it
