@@ -49,6 +49,12 @@ type workspaceIdentity struct {
 var _ proxy.IdentityResolver = workspaceIdentity{}
 
 func (w workspaceIdentity) Resolve(ctx context.Context, u user.Info, ws string) (sdk.Identity, error) {
+	if id, confined := cluster.ConfinedTo(u); ws == "" && confined && id != "" {
+		// A confined identity (a service account, an impersonated user)
+		// lives in exactly one workspace: that is its default. It still
+		// passes the access check below like any named workspace.
+		ws = string(id)
+	}
 	if ws == "" {
 		// No header and no cookie: the caller's home, if they have one.
 		if w.homes == nil {

@@ -82,8 +82,8 @@ func TestServiceAccountBinding(t *testing.T) {
 			t.Errorf("backend access to %q: want forbidden, got %+v %v", tc.ws, id, err)
 		}
 	}
-	// A service account has no home workspace: without one named, 400.
-	if id, err := ids.Resolve(ctx, sa, ""); !errors.Is(err, proxy.ErrNoWorkspace) {
-		t.Errorf("backend access without a workspace: want ErrNoWorkspace, got %+v %v", id, err)
+	// Without a workspace named, a service account acts in its own.
+	if id, err := ids.Resolve(ctx, sa, ""); err != nil || id.Cluster != string(a) {
+		t.Errorf("backend access without a workspace: want its own workspace %s, got %+v %v", a, id, err)
 	}
 }
