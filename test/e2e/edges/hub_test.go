@@ -43,13 +43,13 @@ type hubOptions struct {
 
 // hubProc is a running wharf-hub.
 type hubProc struct {
-	t       *testing.T
-	opts    hubOptions
-	dataDir string
-	URL     string
-	Token   string // the admin's
-	Kubecfg string
-	CA      []byte // PEM the hub serves with (pinned by agents and the CLI)
+	t          *testing.T
+	opts       hubOptions
+	dataDir    string
+	URL        string
+	Token      string // the admin's
+	Kubecfg    string
+	CA         []byte // PEM the hub serves with (pinned by agents and the CLI)
 	kubectlBin string
 
 	cmd     *exec.Cmd
