@@ -136,4 +136,3 @@ func bearer(r *http.Request) (string, bool) {
 	tok = strings.TrimSpace(tok)
 	return tok, tok != ""
 }
-
