@@ -23,6 +23,11 @@ type ClientConfig struct {
 	// Header returns the headers for each control and pickup handshake.
 	// It is called every time, so rotated tokens are picked up. May be nil.
 	Header func(ctx context.Context) (http.Header, error)
+	// ControlHeader, if set, replaces Header for control handshakes only,
+	// so an agent can send its credential and costly facts (a scanned
+	// host key) on the control channel and keep pickups, which their
+	// token authorizes, bare.
+	ControlHeader func(ctx context.Context) (http.Header, error)
 	// TLSConfig for wss://. A session cache is added if it has none, so
 	// pickups resume TLS sessions instead of full handshakes.
 	TLSConfig *tls.Config
@@ -191,7 +196,11 @@ func (c *Client) Run(ctx context.Context) error {
 // session dials the control channel once and serves it until it dies. It
 // returns how long it was connected (zero if the dial failed).
 func (c *Client) session(ctx context.Context) (time.Duration, error) {
-	ws, resp, err := c.dialResp(ctx, c.control, c.url)
+	header := c.cfg.Header
+	if c.cfg.ControlHeader != nil {
+		header = c.cfg.ControlHeader
+	}
+	ws, resp, err := c.dialResp(ctx, c.control, c.url, header)
 	if err != nil {
 		return 0, fmt.Errorf("revdial: control dial: %w", err)
 	}
@@ -229,16 +238,16 @@ func (c *Client) openPickup(ctx context.Context, connPath string) (*websocket.Co
 }
 
 func (c *Client) dial(ctx context.Context, d *websocket.Dialer, u *url.URL) (*websocket.Conn, error) {
-	ws, _, err := c.dialResp(ctx, d, u)
+	ws, _, err := c.dialResp(ctx, d, u, c.cfg.Header)
 	return ws, err
 }
 
 // dialResp is dial that also returns the handshake's response.
-func (c *Client) dialResp(ctx context.Context, d *websocket.Dialer, u *url.URL) (*websocket.Conn, *http.Response, error) {
+func (c *Client) dialResp(ctx context.Context, d *websocket.Dialer, u *url.URL, header func(context.Context) (http.Header, error)) (*websocket.Conn, *http.Response, error) {
 	var h http.Header
-	if c.cfg.Header != nil {
+	if header != nil {
 		var err error
-		if h, err = c.cfg.Header(ctx); err != nil {
+		if h, err = header(ctx); err != nil {
 			return nil, nil, fmt.Errorf("revdial: headers: %w", err)
 		}
 	}

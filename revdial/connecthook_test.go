@@ -30,7 +30,14 @@ func TestClientConnectHookAndHandshakeError(t *testing.T) {
 			http.Error(w, "no", http.StatusUnauthorized)
 		}
 	})
-	mux.Handle("/pickup/", srv)
+	mux.HandleFunc("/pickup/", func(w http.ResponseWriter, r *http.Request) {
+		// Pickups get Header, never the control credential.
+		if r.Header.Get("Authorization") != "" || r.Header.Get("X-Pickup") != "1" {
+			http.Error(w, "pickup carried the control headers", http.StatusBadRequest)
+			return
+		}
+		srv.ServeHTTP(w, r)
+	})
 	hs := httptest.NewUnstartedServer(mux)
 	hs.TLS = srvTLS
 	hs.StartTLS()
@@ -43,6 +50,9 @@ func TestClientConnectHookAndHandshakeError(t *testing.T) {
 	cl, err := NewClient(ClientConfig{
 		URL: "wss://" + hs.Listener.Addr().String() + "/control",
 		Header: func(context.Context) (http.Header, error) {
+			return http.Header{"X-Pickup": {"1"}}, nil
+		},
+		ControlHeader: func(context.Context) (http.Header, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			return http.Header{"Authorization": {"Bearer " + cred}}, nil
@@ -82,8 +92,24 @@ func TestClientConnectHookAndHandshakeError(t *testing.T) {
 	// The hook refused the first (rotating) tunnel and accepted the
 	// second; the server then drops whatever tunnel it holds until the
 	// agent reconnects with the revoked credential and gets 401.
+	serve(t, cl, echo)
+	dialed := false
 	eventually(t, "a 401 reaching RetryDelay", func() bool {
 		if d, ok := srv.Dialer("a"); ok {
+			if !dialed {
+				// A pickup through the accepted tunnel, with Header only.
+				dctx, dcancel := context.WithTimeout(ctx, 5*time.Second)
+				c, err := d.Dial(dctx)
+				dcancel()
+				if err == nil {
+					got, err := roundTrip(c, "hi")
+					c.Close()
+					dialed = err == nil && got == "hi"
+				}
+				if !dialed {
+					return false
+				}
+			}
 			d.Close()
 		}
 		mu.Lock()
@@ -103,6 +129,9 @@ func TestClientConnectHookAndHandshakeError(t *testing.T) {
 	}
 	var he *HandshakeError
 	if errors.As(retryErrs[0], &he) {
+		t.Fatalf("first retry error %v is a handshake error; want the hook's refusal", retryErrs[0])
+	}
+	if he != nil {
 		t.Fatalf("first retry error %v is a handshake error; want the hook's refusal", retryErrs[0])
 	}
 }
