@@ -137,7 +137,6 @@ func (j *joiner) exchange(ctx context.Context, backoff revdial.Backoff, token st
 	}
 }
 
-
 // once is one exchange attempt.
 func (j *joiner) once(ctx context.Context, token string) (string, error) {
 	body, err := json.Marshal(protocol.JoinRequest{Token: token})
