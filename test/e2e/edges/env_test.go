@@ -118,8 +118,10 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: %s}]
 
 	e.labID = e.hub.createWorkspace(labWorkspace, protocol.ProviderName)
 	e.carolID = e.hub.createWorkspace(carolWorkspace, protocol.ProviderName)
-	// alice and bob may use (proxy) and read edges in lab; carol is
-	// admin of her own workspace only.
+	// alice and bob may use (proxy) and read edges in lab, and use the
+	// workspace through provider backends ("access" on "/", which the CLI
+	// needs: it names the workspace in X-Wharf-Workspace); carol is admin
+	// of her own workspace only.
 	e.hub.mustApply("root:"+labWorkspace, `apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata: {name: edge-user}
@@ -127,6 +129,8 @@ rules:
 - apiGroups: [edges.wharf.dev]
   resources: [edges]
   verbs: [get, list, watch, proxy]
+- nonResourceURLs: ["/"]
+  verbs: [access]
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
