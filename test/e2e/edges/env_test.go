@@ -140,7 +140,7 @@ subjects:
 - {apiGroup: rbac.authorization.k8s.io, kind: User, name: alice}
 - {apiGroup: rbac.authorization.k8s.io, kind: User, name: bob}
 `, "apply")
-	e.hub.mustKubectl("root:"+carolWorkspace, "create", "clusterrolebinding", "carol-admin", "--clusterrole=cluster-admin", "--user=carol")
+	e.hub.grantAdmin(carolWorkspace, "carol")
 	// The Edge kind is served once the provider runs and the binding
 	// took effect.
 	for _, ws := range []string{labWorkspace, carolWorkspace} {
