@@ -12,7 +12,7 @@
 //     probe is granted it reaches the edge; elsewhere the hub or the edges
 //     provider answers 403.
 //   - GET /hub?cluster=<id>&path=<api path> calls <hub>/clusters/<cluster>
-//     + path, to show that the grant opens no other way in (no Edges, no
+//   - path, to show that the grant opens no other way in (no Edges, no
 //     Secrets, no other provider's data).
 //
 // The probe deliberately does not restrict its callers: the tests must see
@@ -79,7 +79,7 @@ func (p *probe) probeEdge(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u := p.hubURL + protocol.BackendPrefix + protocol.EgressBase(url.PathEscape(cluster), url.PathEscape(edge)) + "/k8s" + path
-	p.report(w, r.Context(), u, cluster)
+	p.report(r.Context(), w, u, cluster)
 }
 
 func (p *probe) probeHub(w http.ResponseWriter, r *http.Request) {
@@ -89,11 +89,11 @@ func (p *probe) probeHub(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "cluster and path (/...) are required", http.StatusBadRequest)
 		return
 	}
-	p.report(w, r.Context(), p.hubURL+"/clusters/"+url.PathEscape(cluster)+path, "")
+	p.report(r.Context(), w, p.hubURL+"/clusters/"+url.PathEscape(cluster)+path, "")
 }
 
 // report performs one GET as the probe and writes back what came back.
-func (p *probe) report(w http.ResponseWriter, ctx context.Context, u, workspace string) {
+func (p *probe) report(ctx context.Context, w http.ResponseWriter, u, workspace string) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
