@@ -3,7 +3,7 @@
 // enables it the hub grants it the proxy verb on edges there, and nothing
 // else. Both endpoints act with the probe's OWN identity (the hub-issued
 // provider credential), never the caller's, and report exactly what the
-// hub answered:
+// hub answered, with the same status code and body:
 //
 //   - GET /probe?cluster=<id>&edge=<name>&path=<api path> calls
 //     <hub>/services/providers/edges + EgressBase(cluster, edge) + "/k8s" +
@@ -11,9 +11,9 @@
 //     background connections to a workspace's edges. Enabled where the
 //     probe is granted it reaches the edge; elsewhere the hub or the edges
 //     provider answers 403.
-//   - GET /hub?cluster=<id>&path=<api path> calls <hub>/clusters/<cluster>
-//   - path, to show that the grant opens no other way in (no Edges, no
-//     Secrets, no other provider's data).
+//   - GET /hub?cluster=<id>&path=<api path> calls
+//     <hub>/clusters/<cluster><path>, to show that the grant opens no other
+//     way in (no Edges, no Secrets, no other provider's data).
 //
 // The probe deliberately does not restrict its callers: the tests must see
 // the hub's and the edges provider's refusals, not the probe's. It is a
@@ -22,12 +22,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,6 +36,11 @@ import (
 	"github.com/wharfhub/wharf/providers/edges/protocol"
 	"github.com/wharfhub/wharf/sdk"
 )
+
+// HeaderUpstream on every probe answer is the status code the hub gave the
+// probe ("none" when the request never got an answer). The probe answers
+// with that same code and body.
+const HeaderUpstream = "X-Edgeprobe-Upstream-Code"
 
 type probe struct {
 	// Set by Start, before the hub sends any request.
@@ -62,13 +67,6 @@ func (p *probe) Start(_ context.Context, hc sdk.HubConfig) error {
 	c.Timeout = 60 * time.Second
 	p.hubURL, p.client = strings.TrimSuffix(hc.HubURL, "/"), c
 	return nil
-}
-
-// result is what a probe reports: the hub's status code and body.
-type result struct {
-	URL  string `json:"url"`
-	Code int    `json:"code"`
-	Body string `json:"body"`
 }
 
 func (p *probe) probeEdge(w http.ResponseWriter, r *http.Request) {
@@ -105,17 +103,20 @@ func (p *probe) report(ctx context.Context, w http.ResponseWriter, u, workspace 
 		// and checks that the probe may access it.
 		req.Header.Set("X-Wharf-Workspace", workspace)
 	}
-	res := result{URL: u}
 	resp, err := p.client.Do(req)
 	if err != nil {
-		res.Code, res.Body = 0, err.Error()
-	} else {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		resp.Body.Close()
-		res.Code, res.Body = resp.StatusCode, string(b)
+		// Not the hub's answer: say so, so a test never mistakes it for one.
+		w.Header().Set(HeaderUpstream, "none")
+		http.Error(w, "edgeprobe: "+err.Error(), http.StatusBadGateway)
+		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(res)
+	defer resp.Body.Close()
+	w.Header().Set(HeaderUpstream, strconv.Itoa(resp.StatusCode))
+	if ct := resp.Header.Get("Content-Type"); ct != "" {
+		w.Header().Set("Content-Type", ct)
+	}
+	w.WriteHeader(resp.StatusCode)
+	_, _ = io.Copy(w, io.LimitReader(resp.Body, 4<<20))
 }
 
 func main() { sdk.Serve(&probe{}) }
