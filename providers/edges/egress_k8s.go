@@ -53,6 +53,12 @@ func (e *Egress) serveK8s(w http.ResponseWriter, r *http.Request) {
 			pr.Out.Host = ""
 			setEdgeHeaders(pr.Out.Header, id)
 		},
+		// An edge is run by a workspace admin, who must not be able to set
+		// cookies on the hub's origin in a user's browser.
+		ModifyResponse: func(resp *http.Response) error {
+			resp.Header.Del("Set-Cookie")
+			return nil
+		},
 		Transport:     e.transport(t),
 		FlushInterval: -1, // watches and logs stream
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
