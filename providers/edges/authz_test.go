@@ -87,8 +87,8 @@ func TestAuthorizerAgainstHub(t *testing.T) {
 
 	_, ca := h.adminRestConfig()
 	clk := clocktesting.NewFakeClock(time.Now())
-	newAuthz := func(rc *rest.Config) *Authorizer {
-		a, err := NewAuthorizer(AuthorizerConfig{HubURL: h.URL, RestConfig: rc, Clock: clk})
+	newAuthz := func(rc *rest.Config) *HubAuthorizer {
+		a, err := NewHubAuthorizer(AuthorizerConfig{HubURL: h.URL, RestConfig: rc, Clock: clk})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -234,7 +234,7 @@ func TestDecisionCacheBounded(t *testing.T) {
 // TestAuthorizerNoIdentity: without a hub-asserted user the answer is 401
 // before any review (the hub address here accepts nothing).
 func TestAuthorizerNoIdentity(t *testing.T) {
-	a, err := NewAuthorizer(AuthorizerConfig{HubURL: "https://127.0.0.1:1", RestConfig: &rest.Config{Host: "https://127.0.0.1:1"}})
+	a, err := NewHubAuthorizer(AuthorizerConfig{HubURL: "https://127.0.0.1:1", RestConfig: &rest.Config{Host: "https://127.0.0.1:1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
