@@ -48,10 +48,11 @@ const (
 func writeProviderDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for name, bin := range map[string]string{
-		"wharf-provider-edges":     edgesProvider(t),
-		"wharf-provider-edgeprobe": probeProvider(t),
-	} {
+	bins := map[string]string{"wharf-provider-edges": edgesProvider(t)}
+	if probeAvailable() {
+		bins["wharf-provider-edgeprobe"] = probeProvider(t)
+	}
+	for name, bin := range bins {
 		if err := os.Symlink(bin, filepath.Join(dir, name)); err != nil {
 			t.Fatal(err)
 		}
@@ -94,29 +95,33 @@ func newEnv(t *testing.T) *env {
 	}
 	e.agentKubeconfig = e.kube.Kubeconfig()
 	e.agentModeKubeconfig = e.kube.WriteKubeconfig(t, edgeAgentUser, e.kube.UserConfig(t, edgeAgentUser))
-	// The agent's own identity may list namespaces and review itself.
+	// No controller-manager runs on the fixture, so the aggregated
+	// roles (view, edit, admin) stay empty: the tests' roles are explicit.
+	// The agent's own identity (agent mode) may read configmaps and
+	// namespaces everywhere.
 	e.kube.ApplyYAML(t, fmt.Sprintf(`apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: edge-agent-view}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}
-subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: %s}]
+kind: ClusterRole
+metadata: {name: edge-test-reader}
+rules: [{apiGroups: [""], resources: [namespaces, configmaps], verbs: [get, list, watch]}]
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
-metadata: {name: namespace-reader}
-rules: [{apiGroups: [""], resources: [namespaces], verbs: [get, list, watch]}]
+metadata: {name: edge-test-editor}
+rules: [{apiGroups: [""], resources: [configmaps], verbs: ["*"]}]
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
-metadata: {name: edge-agent-namespaces}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: namespace-reader}
+metadata: {name: edge-agent-reader}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: edge-test-reader}
 subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: %s}]
-`, edgeAgentUser, edgeAgentUser))
+`, edgeAgentUser))
 
 	e.labID = e.hub.createWorkspace(labWorkspace, protocol.ProviderName)
 	e.carolID = e.hub.createWorkspace(carolWorkspace, protocol.ProviderName)
-	// alice and bob may use (proxy) and read edges in lab; carol is
-	// admin of her own workspace only.
+	// alice and bob may use (proxy) and read edges in lab, and use the
+	// workspace through provider backends ("access" on "/", which the CLI
+	// needs: it names the workspace in X-Wharf-Workspace); carol is admin
+	// of her own workspace only.
 	e.hub.mustApply("root:"+labWorkspace, `apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata: {name: edge-user}
@@ -124,6 +129,8 @@ rules:
 - apiGroups: [edges.wharf.dev]
   resources: [edges]
   verbs: [get, list, watch, proxy]
+- nonResourceURLs: ["/"]
+  verbs: [access]
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
@@ -133,7 +140,7 @@ subjects:
 - {apiGroup: rbac.authorization.k8s.io, kind: User, name: alice}
 - {apiGroup: rbac.authorization.k8s.io, kind: User, name: bob}
 `, "apply")
-	e.hub.mustKubectl("root:"+carolWorkspace, "create", "clusterrolebinding", "carol-admin", "--clusterrole=cluster-admin", "--user=carol")
+	e.hub.grantAdmin(carolWorkspace, "carol")
 	// The Edge kind is served once the provider runs and the binding
 	// took effect.
 	for _, ws := range []string{labWorkspace, carolWorkspace} {
