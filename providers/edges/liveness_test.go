@@ -197,3 +197,33 @@ func testServerHostKey(t *testing.T, k *kubeCluster) {
 		t.Errorf("URL %s", u)
 	}
 }
+
+// testRejoinRevokes: a new join replaces the agent; the old agent's tunnel
+// is closed and its credential refused, the new agent's tunnel stays.
+func testRejoinRevokes(t *testing.T, k *kubeCluster) {
+	e := newEnv(t, k, Config{})
+	name := e.createEdge(v1alpha1.TypeKubernetes)
+	oldCred := e.joinOK(name)
+	old, _ := e.connect(name, oldCred, nil)
+	eventually(t, "Ready", func() bool { return e.get(name).Status.Phase == v1alpha1.PhaseReady })
+	newCred := e.joinOK(name)
+	select {
+	case <-old.l.Done():
+	case <-time.After(time.Minute):
+		t.Fatal("the replaced agent's tunnel stayed open after a new join")
+	}
+	if _, code := e.connect(name, oldCred, nil); code != http.StatusUnauthorized {
+		t.Errorf("the replaced agent's credential: %d", code)
+	}
+	nw, code := e.connect(name, newCred, nil)
+	if code != http.StatusSwitchingProtocols {
+		t.Fatalf("new agent: %d", code)
+	}
+	eventually(t, "Ready with the new agent", func() bool { return e.get(name).Status.Phase == v1alpha1.PhaseReady })
+	echo(t, e, name, "new agent")
+	select {
+	case <-nw.l.Done():
+		t.Fatal("the new agent's tunnel was closed")
+	case <-time.After(300 * time.Millisecond):
+	}
+}

@@ -116,43 +116,18 @@ func TestEdgeCLIKubernetesFlow(t *testing.T) {
 	setupEdgesWorkspace(t, h, alice, "lab-ws")
 	ws := "root:lab-ws"
 
+	// Ctrl-C ends a --wait: an edge whose agent never comes.
+	idle, _, idleErr := startCreate(t, alice, "idle", "--type", "kubernetes", "-w", ws, "--wait")
+	if err := idle.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := idle.Wait(); err == nil || !strings.Contains(idleErr.String(), "stopped waiting") {
+		t.Fatalf("create --wait after Ctrl-C: %v\n%s", err, idleErr.String())
+	}
+
 	// create --wait prints the join command, then waits (progress on
 	// stderr) until the agent started below connects.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	create := exec.CommandContext(ctx, alice.wharf, "edge", "create", "lab", "--type", "kubernetes", "-w", ws, "--wait", "--timeout", "4m")
-	create.Env = append(os.Environ(), alice.env...)
-	stderr := &syncBuffer{}
-	create.Stderr = stderr
-	stdout, err := create.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := create.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var printed []string
-	var runLine string
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for runLine == "" && sc.Scan() {
-		printed = append(printed, sc.Text())
-		if strings.HasPrefix(sc.Text(), "wharf-agent run ") {
-			runLine = sc.Text()
-		}
-	}
-	if runLine == "" {
-		_ = create.Wait()
-		t.Fatalf("edge create printed no wharf-agent run line:\n%s\nstderr:\n%s", strings.Join(printed, "\n"), stderr.String())
-	}
-	if printed[0] != "edge.edges.wharf.dev/lab created" {
-		t.Errorf("first line %q", printed[0])
-	}
-	go func() {
-		for sc.Scan() {
-		}
-	}()
-
+	create, runLine, stderr := startCreate(t, alice, "lab", "--type", "kubernetes", "-w", ws, "--wait", "--timeout", "4m")
 	startVerbatimAgent(t, runLine, edge.Kubeconfig())
 	if err := create.Wait(); err != nil {
 		t.Fatalf("edge create --wait: %v\nstderr:\n%s", err, stderr.String())
@@ -196,6 +171,48 @@ func TestEdgeCLIKubernetesFlow(t *testing.T) {
 	if wCode != 1 || kCode != 1 || wErr != kErr {
 		t.Errorf("get of a deleted edge: wharf exit %d %q, kubectl exit %d %q", wCode, wErr, kCode, kErr)
 	}
+}
+
+// startCreate starts `wharf edge create <args>` and returns once it has
+// printed its "wharf-agent run " line (and that line), checking that the
+// first line is kubectl's "created".
+func startCreate(t *testing.T, u *e2eUser, args ...string) (*exec.Cmd, string, *syncBuffer) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, u.wharf, append([]string{"edge", "create"}, args...)...)
+	cmd.Env = append(os.Environ(), u.env...)
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var printed []string
+	var runLine string
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for runLine == "" && sc.Scan() {
+		printed = append(printed, sc.Text())
+		if strings.HasPrefix(sc.Text(), "wharf-agent run ") {
+			runLine = sc.Text()
+		}
+	}
+	if runLine == "" {
+		_ = cmd.Wait()
+		t.Fatalf("edge create printed no wharf-agent run line:\n%s\nstderr:\n%s", strings.Join(printed, "\n"), stderr.String())
+	}
+	if want := "edge.edges.wharf.dev/" + args[0] + " created"; printed[0] != want {
+		t.Errorf("first line %q, want %q", printed[0], want)
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	return cmd, runLine, stderr
 }
 
 // startVerbatimAgent runs the printed line exactly, through a shell, on
