@@ -35,6 +35,13 @@ func TestRunFlagErrors(t *testing.T) {
 	if err := os.WriteFile(bundleFile, []byte("not-a-bundle\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	open := filepath.Join(dir, "open")
+	if err := os.Mkdir(open, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(open, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -44,6 +51,7 @@ func TestRunFlagErrors(t *testing.T) {
 		{[]string{"run", "--state-dir", filepath.Join(dir, "s2"), "--join-file", bundleFile}, "not a wharf-join-v1 bundle"},
 		{[]string{"run", "--state-dir", filepath.Join(dir, "s3")}, "run once with --join"},
 		{[]string{"run", "--state-dir", filepath.Join(dir, "s4"), "--identity", "root"}, "must be impersonate or agent"},
+		{[]string{"run", "--state-dir", open}, "only its owner can access"},
 	} {
 		_, err := execute(t, tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
