@@ -36,6 +36,7 @@ func TestEdges(t *testing.T) {
 		{"SSH", testSSH},
 		{"CLIFlow", testCLIFlow},
 		{"EdgeProxyAccess", testEdgeProxyAccess},
+		{"TwoReplicas", testTwoReplicas},
 		{"ExpiredToken", expiring},
 	} {
 		if !t.Run(s.name, func(t *testing.T) { s.fn(t, e) }) && s.name == "KubernetesEdge" {

@@ -69,6 +69,27 @@ func writeConfig(t *testing.T) string {
 	return p
 }
 
+// edgeUserRBAC lets alice and bob use (proxy) and read the edges of a
+// workspace, and use it through provider backends.
+const edgeUserRBAC = `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: edge-user}
+rules:
+- apiGroups: [edges.wharf.dev]
+  resources: [edges]
+  verbs: [get, list, watch, proxy]
+- nonResourceURLs: ["/"]
+  verbs: [access]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: edge-users}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: edge-user}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: alice}
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: bob}
+`
+
 // env is what TestEdges' scenarios share: one hub, one edge cluster.
 type env struct {
 	hub     *hubProc
@@ -81,6 +102,9 @@ type env struct {
 	agentKubeconfig     string
 	agentModeKubeconfig string
 	caFile              string // the hub's CA, for kubectl --certificate-authority
+	// mintAs is the token join tokens are minted with; "" means the
+	// hub's admin.
+	mintAs string
 }
 
 func newEnv(t *testing.T) *env {
@@ -122,24 +146,7 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: %s}]
 	// workspace through provider backends ("access" on "/", which the CLI
 	// needs: it names the workspace in X-Wharf-Workspace); carol is admin
 	// of her own workspace only.
-	e.hub.mustApply("root:"+labWorkspace, `apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: edge-user}
-rules:
-- apiGroups: [edges.wharf.dev]
-  resources: [edges]
-  verbs: [get, list, watch, proxy]
-- nonResourceURLs: ["/"]
-  verbs: [access]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: edge-users}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: edge-user}
-subjects:
-- {apiGroup: rbac.authorization.k8s.io, kind: User, name: alice}
-- {apiGroup: rbac.authorization.k8s.io, kind: User, name: bob}
-`, "apply")
+	e.hub.mustApply("root:"+labWorkspace, edgeUserRBAC, "apply")
 	e.hub.grantAdmin(carolWorkspace, "carol")
 	// The Edge kind is served once the provider runs and the binding
 	// took effect.
@@ -178,7 +185,11 @@ func (e *env) mintToken(t *testing.T, token, cluster, ws, name string) (int, pro
 // pointing at hubURL (the hub's own URL, or a relay in front of it).
 func (e *env) bundle(t *testing.T, cluster, ws, name string, typ v1alpha1.EdgeType, hubURL string) (string, string) {
 	t.Helper()
-	code, tok, body := e.mintToken(t, e.hub.Token, cluster, ws, name)
+	as := e.mintAs
+	if as == "" {
+		as = e.hub.Token
+	}
+	code, tok, body := e.mintToken(t, as, cluster, ws, name)
 	if code/100 != 2 || tok.Token == "" {
 		t.Fatalf("minting a join token for %s: %d %s", name, code, body)
 	}
