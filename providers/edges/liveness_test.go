@@ -82,6 +82,12 @@ func testReconnectRace(t *testing.T, k *kubeCluster) {
 	if _, ok := e.p.tunnels.get(tunnelID(testCluster, name)); !ok {
 		t.Fatal("the old tunnel's clean-up removed the new one")
 	}
+	// Two connects racing: the replaced one's handler adopts last. It must
+	// not overwrite its successor.
+	e.p.adopt(e.p.ctx, testCluster, name, t1.d, agentInfo{}, t1.credHash)
+	if t2, ok := e.p.tunnels.get(tunnelID(testCluster, name)); !ok || t2.d == t1.d {
+		t.Fatal("a late adopt of the replaced tunnel overwrote the live one")
+	}
 	echo(t, e, name, "through the second tunnel")
 	// Let the controller settle, then check nothing flapped.
 	time.Sleep(500 * time.Millisecond)
@@ -225,5 +231,21 @@ func testRejoinRevokes(t *testing.T, k *kubeCluster) {
 	case <-nw.l.Done():
 		t.Fatal("the new agent's tunnel was closed")
 	case <-time.After(300 * time.Millisecond):
+	}
+}
+
+// testSilentTunnel: an agent that goes silent without closing anything (an
+// intermediary dropped it) is Disconnected once revdial's read deadline
+// passes; the test shortens the deadline the way the provider config does.
+func testSilentTunnel(t *testing.T, k *kubeCluster) {
+	e := newEnv(t, k, Config{KeepAliveInterval: metav1.Duration{Duration: 200 * time.Millisecond}, ReadDeadline: metav1.Duration{Duration: time.Second}})
+	name := e.createEdge(v1alpha1.TypeKubernetes)
+	cred := e.joinOK(name)
+	ws := e.rawControl(name, cred) // never reads, never answers
+	defer ws.Close()
+	eventually(t, "Ready", func() bool { return e.get(name).Status.Phase == v1alpha1.PhaseReady })
+	eventually(t, "Disconnected after silence", func() bool { return e.get(name).Status.Phase == v1alpha1.PhaseDisconnected })
+	if c := meta.FindStatusCondition(e.get(name).Status.Conditions, v1alpha1.ConditionConnected); c == nil || c.Reason != ReasonTunnelDown {
+		t.Errorf("Connected: %+v", c)
 	}
 }
