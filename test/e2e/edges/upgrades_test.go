@@ -60,4 +60,3 @@ func testUpgradesByteExact(t *testing.T, e *env) {
 		}
 	}
 }
-
