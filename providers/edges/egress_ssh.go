@@ -31,20 +31,23 @@ const (
 // (binary frames both ways). The SSH session is end to end: this process
 // sees ciphertext only.
 func (e *Egress) serveSSH(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet || !websocket.IsWebSocketUpgrade(r) {
-		writeStatus(w, r, apierrors.NewBadRequest("the ssh egress is a websocket: send GET with Upgrade: websocket"))
-		return
-	}
 	if !sameOrigin(r) {
 		// A browser page elsewhere must not ride a user's hub session
-		// into their servers (cross-site websocket hijacking).
+		// into their servers (cross-site websocket hijacking). It reveals nothing about
+		// the edge, so it may come before authorization.
 		writeStatus(w, r, apierrors.NewForbidden(schemaEdges, r.PathValue("name"), errors.New("cross-origin websocket refused")))
 		return
 	}
+	// Authorization comes next, as on every egress path: an unauthorized
+	// caller gets the same 403 whatever else is wrong with the request.
 	_, t, err := e.open(r, v1alpha1.TypeServer)
 	if err != nil {
 		logDenial(r, err)
 		writeStatus(w, r, err)
+		return
+	}
+	if r.Method != http.MethodGet || !websocket.IsWebSocketUpgrade(r) {
+		writeStatus(w, r, apierrors.NewBadRequest("the ssh egress is a websocket: send GET with Upgrade: websocket"))
 		return
 	}
 	// Dial before the upgrade, so a dead tunnel still answers a Status.

@@ -100,7 +100,8 @@ func TestEgressOrderOfChecks(t *testing.T) {
 		message string
 	}{
 		{"anonymous", sdk.Identity{}, "GET", f.url("c1", "kube", "/k8s/api"), 401, metav1.StatusReasonUnauthorized, "Unauthorized"},
-		{"anonymous ssh", sdk.Identity{}, "GET", f.url("c1", "srv", "/ssh"), 400, metav1.StatusReasonBadRequest, ""},
+		{"anonymous ssh", sdk.Identity{}, "GET", f.url("c1", "srv", "/ssh"), 401, metav1.StatusReasonUnauthorized, ""},
+		{"forbidden plain GET on ssh", bob, "GET", f.url("c1", "srv", "/ssh"), 403, metav1.StatusReasonForbidden, forbidden("bob", "srv")},
 		{"forbidden existing", bob, "GET", f.url("c1", "kube", "/k8s/api"), 403, metav1.StatusReasonForbidden, forbidden("bob", "kube")},
 		{"forbidden missing", bob, "GET", f.url("c1", "nosuch", "/k8s/api"), 403, metav1.StatusReasonForbidden, forbidden("bob", "nosuch")},
 		{"forbidden other cluster", alice, "GET", f.url("c2", "kube", "/k8s/api"), 403, metav1.StatusReasonForbidden, forbidden("alice", "kube")},
