@@ -94,3 +94,19 @@ func NewMetrics() *Metrics {
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})
 }
+
+// WatchPeers makes the peers gauge report every cached target connection
+// once per routed group/version that uses it.
+func (m *Metrics) WatchPeers(routes *Routes, targets *Targets) {
+	m.peersCollector.source = func() []PeerGroup {
+		var out []PeerGroup
+		targets.Each(func(cluster string, key string, c *targetConn) {
+			for _, r := range routes.Cluster(cluster) {
+				if r.Target.Key() == key {
+					out = append(out, PeerGroup{Target: c.name, GroupVersion: r.GroupVersion(), Peers: c.peers})
+				}
+			}
+		})
+		return out
+	}
+}

@@ -78,7 +78,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, apierrors.NewNotFound(schema.GroupResource{}, ""))
 		return
 	}
+	if h.routes.Path(id.Cluster) != id.Tenant {
+		h.routes.SetPath(id.Cluster, id.Tenant)
+	}
 	user := WorkspaceUserPrefix + id.Tenant
+	if route.Target.Workspace != "" && route.Target.Workspace == id.Tenant {
+		// The controller refuses this once it knows the path; until then it
+		// must not reach the target, which would route it here again.
+		unavailable(w, route.Target.Name(), route.GroupVersion())
+		return
+	}
 	if req.Discovery {
 		conn, err := h.targets.Get(r.Context(), route)
 		if err != nil {

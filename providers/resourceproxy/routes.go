@@ -30,6 +30,10 @@ type Routes struct {
 	mu sync.RWMutex
 	// byCluster is cluster id → "<group>/<version>" → route.
 	byCluster map[string]map[string]*Route
+	// paths is each cluster's workspace path as the hub asserted it on
+	// requests (X-Kedge-Tenant), for the target-is-client check: a
+	// cluster id alone does not tell its path.
+	paths map[string]string
 }
 
 // NewRoutes returns an empty table.
@@ -62,6 +66,34 @@ func (t *Routes) Group(cluster, group string) []*Route {
 		if r.Group == group {
 			out = append(out, r)
 		}
+	}
+	return out
+}
+
+// SetPath records a cluster's path.
+func (t *Routes) SetPath(cluster, path string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.paths == nil {
+		t.paths = map[string]string{}
+	}
+	t.paths[cluster] = path
+}
+
+// Path is a cluster's recorded path, or "".
+func (t *Routes) Path(cluster string) string {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.paths[cluster]
+}
+
+// Cluster returns every route of one cluster.
+func (t *Routes) Cluster(cluster string) []*Route {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	out := make([]*Route, 0, len(t.byCluster[cluster]))
+	for _, r := range t.byCluster[cluster] {
+		out = append(out, r)
 	}
 	return out
 }

@@ -142,12 +142,12 @@ func (ts *Targets) store(key string, c *cachedConn) *targetConn {
 }
 
 // Each calls f for every cached connection (metrics).
-func (ts *Targets) Each(f func(cluster string, c *targetConn)) {
+func (ts *Targets) Each(f func(cluster, targetKey string, c *targetConn)) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	for k, c := range ts.conns {
-		cluster, _, _ := strings.Cut(k, "|")
-		f(cluster, c.conn)
+		cluster, key, _ := strings.Cut(k, "|")
+		f(cluster, key, c.conn)
 	}
 }
 
