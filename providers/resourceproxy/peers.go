@@ -47,9 +47,9 @@ const (
 // Peers is the health state machine of one target's API server endpoints.
 // A peer is healthy until QuarantineThreshold consecutive dial failures;
 // then it is quarantined for QuarantineDuration, after which it is
-// half-open: exactly one trial request may dial it. A trial that connects
-// makes it healthy, one that fails quarantines it again. Healthy peers are
-// used round-robin.
+// half-open: exactly one trial request may dial it (before any healthy
+// peer is used). A trial that connects makes it healthy, one that fails
+// quarantines it again. Healthy peers are used round-robin.
 //
 // The peer list is stale once the peer watch has been down for StaleAfter,
 // counted from the drop; a publication resets it. Static peer lists (a
@@ -137,18 +137,20 @@ func (p *Peers) Pick() (host string, trial bool, reason string) {
 	if !p.downSince.IsZero() && now.Sub(p.downSince) >= StaleAfter {
 		return "", false, reasonStalePeers
 	}
+	// A peer whose quarantine ended gets its one trial first, so it
+	// rejoins even while other peers carry the load.
+	for _, h := range p.order {
+		if st := p.peers[h]; st.state(now) == PeerHalfOpen && !st.trialTaken {
+			st.trialTaken = true
+			return h, true, ""
+		}
+	}
 	n := len(p.order)
 	for i := range n {
 		h := p.order[(p.next+i)%n]
 		if p.peers[h].state(now) == PeerHealthy {
 			p.next = (p.next + i + 1) % n
 			return h, false, ""
-		}
-	}
-	for _, h := range p.order {
-		if st := p.peers[h]; st.state(now) == PeerHalfOpen && !st.trialTaken {
-			st.trialTaken = true
-			return h, true, ""
 		}
 	}
 	return "", false, reasonAllQuarantined

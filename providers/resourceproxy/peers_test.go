@@ -60,20 +60,36 @@ func TestPeersQuarantineAndTrial(t *testing.T) {
 	if quarantines != 1 {
 		t.Fatalf("quarantines = %d, want 1", quarantines)
 	}
-	// Healthy b is preferred; a half-open peer gets a trial only when no
-	// healthy peer is left.
-	if h, trial, _ := p.Pick(); h != "b:1" || trial {
-		t.Fatalf("pick = %s trial %v, want b:1", h, trial)
+	// The half-open peer gets its trial first; meanwhile b carries the load.
+	if h, trial, _ := p.Pick(); h != "a:1" || !trial {
+		t.Fatalf("pick = %s trial %v, want the trial of a:1", h, trial)
 	}
+	if h, trial, _ := p.Pick(); h != "b:1" || trial {
+		t.Fatalf("pick during the trial = %s trial %v, want b:1", h, trial)
+	}
+	p.Result("a:1", errDial) // the trial failed
 	for range 3 {
 		p.Result("b:1", errDial)
 	}
-	if quarantines != 2 {
-		t.Fatalf("quarantines = %d, want 2", quarantines)
+	if quarantines != 3 {
+		t.Fatalf("quarantines = %d, want 3", quarantines)
+	}
+	clk.Step(QuarantineDuration)
+	if h, trial, _ := p.Pick(); h != "a:1" || !trial {
+		t.Fatalf("after 20 s: %q %v, want the trial of a:1", h, trial)
+	}
+	if h, trial, _ := p.Pick(); h != "b:1" || !trial {
+		t.Fatalf("after 20 s: %q %v, want the trial of b:1", h, trial)
+	}
+	p.Result("a:1", errDial)
+	p.Result("b:1", errDial)
+	clk.Step(QuarantineDuration)
+	if _, _, reason := p.Pick(); reason != "" {
+		t.Fatalf("a's trial: %q", reason)
 	}
 	h, trial, reason := p.Pick()
-	if h != "a:1" || !trial || reason != "" {
-		t.Fatalf("pick = %q trial %v reason %q, want the trial of a:1", h, trial, reason)
+	if h != "b:1" || !trial || reason != "" {
+		t.Fatalf("pick = %q trial %v reason %q, want the trial of b:1", h, trial, reason)
 	}
 	// One trial at a time: the next caller fails fast.
 	if _, _, reason := p.Pick(); reason != reasonAllQuarantined {
@@ -81,7 +97,7 @@ func TestPeersQuarantineAndTrial(t *testing.T) {
 	}
 	// A failed trial quarantines again for the full duration.
 	p.Result("a:1", errDial)
-	if st, _ := p.State("a:1"); st != PeerQuarantined || quarantines != 3 {
+	if st, _ := p.State("a:1"); st != PeerQuarantined || quarantines != 6 {
 		t.Fatalf("after failed trial: %s, quarantines %d", st, quarantines)
 	}
 	clk.Step(QuarantineDuration)
