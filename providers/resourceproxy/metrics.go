@@ -45,11 +45,36 @@ func (c *peersCollector) Collect(ch chan<- prometheus.Metric) {
 	if c.source == nil {
 		return
 	}
+	// Several client workspaces may reach one target through connections
+	// of their own; the gauge counts the target's peers once, each in the
+	// worst state any connection sees it in.
+	type key struct{ target, gv string }
+	hosts := map[key]map[string]PeerState{}
 	for _, g := range c.source() {
-		for state, n := range g.Peers.Counts() {
-			ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), g.Target, g.GroupVersion, string(state))
+		k := key{g.Target, g.GroupVersion}
+		if hosts[k] == nil {
+			hosts[k] = map[string]PeerState{}
+		}
+		for h, st := range g.Peers.States() {
+			if cur, ok := hosts[k][h]; !ok || worse(st, cur) {
+				hosts[k][h] = st
+			}
 		}
 	}
+	for k, m := range hosts {
+		counts := map[PeerState]int{PeerHealthy: 0, PeerQuarantined: 0, PeerHalfOpen: 0}
+		for _, st := range m {
+			counts[st]++
+		}
+		for state, n := range counts {
+			ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), k.target, k.gv, string(state))
+		}
+	}
+}
+
+func worse(a, b PeerState) bool {
+	rank := map[PeerState]int{PeerHealthy: 0, PeerHalfOpen: 1, PeerQuarantined: 2}
+	return rank[a] > rank[b]
 }
 
 // NewMetrics registers the series on a new registry.

@@ -48,9 +48,8 @@ func injectSelector(q url.Values, o owner) string {
 }
 
 // injectLabels adds the owner labels to a create, update or patch body.
-// overwrite replaces labels the caller set (owned mode, and every create);
-// otherwise labels are only added where absent (mode all keeps another
-// client's ownership). The new body and its content type are returned;
+// overwrite replaces owner labels the caller set (so a client cannot write
+// another's); otherwise they are only added where absent. The new body and its content type are returned;
 // ok is false when the body is not something labels can be put in, and the
 // request then goes on unchanged (the spec: injection failing is not an
 // error).
@@ -99,10 +98,7 @@ func injectLabels(body []byte, contentType string, o owner, overwrite bool) (out
 	if err != nil {
 		return body, contentType, false
 	}
-	if mt == "application/apply-patch+yaml" {
-		return b, contentType, true // JSON is YAML
-	}
-	return b, contentType, true
+	return b, contentType, true // for apply+yaml too: JSON is YAML
 }
 
 // jsonPatchLabels appends "add" operations for the owner labels. An add to

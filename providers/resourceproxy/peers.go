@@ -127,14 +127,18 @@ func (st *peer) state(now time.Time) PeerState {
 
 // Pick returns the next peer to use, whether it is a half-open trial, or
 // the reason no peer may be used (no_peer, stale_peers, all_quarantined).
-func (p *Peers) Pick() (host string, trial bool, reason string) {
+func (p *Peers) Pick() (host string, trial bool, reason string) { return p.pick(false) }
+
+// pick with ignoreStale is for the peer watch itself: a stale list must
+// not stop the watch that would refresh it.
+func (p *Peers) pick(ignoreStale bool) (host string, trial bool, reason string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.clock.Now()
 	if len(p.order) == 0 {
 		return "", false, reasonNoPeer
 	}
-	if !p.downSince.IsZero() && now.Sub(p.downSince) >= StaleAfter {
+	if !ignoreStale && !p.downSince.IsZero() && now.Sub(p.downSince) >= StaleAfter {
 		return "", false, reasonStalePeers
 	}
 	// A peer whose quarantine ended gets its one trial first, so it
@@ -209,6 +213,18 @@ func (p *Peers) Counts() map[PeerState]int {
 	out := map[PeerState]int{PeerHealthy: 0, PeerQuarantined: 0, PeerHalfOpen: 0}
 	for _, h := range p.order {
 		out[p.peers[h].state(now)]++
+	}
+	return out
+}
+
+// States is every published host's state.
+func (p *Peers) States() map[string]PeerState {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.clock.Now()
+	out := make(map[string]PeerState, len(p.order))
+	for _, h := range p.order {
+		out[h] = p.peers[h].state(now)
 	}
 	return out
 }

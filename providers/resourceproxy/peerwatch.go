@@ -19,10 +19,11 @@ import (
 // peerRetry is the pause between peer watch attempts.
 const peerRetry = time.Second
 
-// peerRT sends a request through the peer rotation of a target.
+// peerRT sends the peer watch's requests through the peer rotation of a
+// target, past a stale list (the watch is what refreshes it).
 type peerRT struct{ t *targetConn }
 
-func (p peerRT) RoundTrip(r *http.Request) (*http.Response, error) { return p.t.roundTrip(r) }
+func (p peerRT) RoundTrip(r *http.Request) (*http.Response, error) { return p.t.send(r, true) }
 
 // watchPeers keeps an external target's peers equal to the ready
 // addresses of its default/kubernetes EndpointSlices, read with the

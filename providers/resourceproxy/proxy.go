@@ -182,13 +182,16 @@ func (h *Handler) proxy(w http.ResponseWriter, r *http.Request, route *Route, re
 	}
 	plainGet := req.Verb == "get" && req.Sub == "" && acceptsPlainJSON(r)
 	if owned && req.Name != "" && req.Verb != "create" && !plainGet {
-		if !h.checkOwned(w, r, conn, route, req, o, user, res) {
+		if !h.checkOwned(w, r, conn, route, req, o, user, res, isApply(r)) {
 			return
 		}
 	}
 	ctype := r.Header.Get("Content-Type")
-	if write && req.Sub == "" {
-		body, ctype, _ = injectLabels(body, ctype, o, owned || req.Verb == "create")
+	// Owned mode labels every write (the object is the client's, checked
+	// above). Mode all labels creates only: a patch there must not take
+	// another client's object over.
+	if write && req.Sub == "" && (owned || req.Verb == "create") {
+		body, ctype, _ = injectLabels(body, ctype, o, true)
 	}
 	out, err := h.outgoing(r, conn, query, body, ctype, user)
 	if err != nil {
@@ -235,7 +238,10 @@ func (h *Handler) proxy(w http.ResponseWriter, r *http.Request, route *Route, re
 // checkOwned GETs the named object on the target first and masks it with
 // 404 when the client does not own it, or cannot read it (a mutation
 // needs get). It reports whether the request may go on.
-func (h *Handler) checkOwned(w http.ResponseWriter, r *http.Request, conn *targetConn, route *Route, req apiRequest, o owner, user string, res *outcome) bool {
+//
+// A server-side apply of an object that does not exist yet creates it, so
+// mayCreate lets a 404 through.
+func (h *Handler) checkOwned(w http.ResponseWriter, r *http.Request, conn *targetConn, route *Route, req apiRequest, o owner, user string, res *outcome, mayCreate bool) bool {
 	p := "/apis/" + route.GroupVersion() + "/"
 	if req.Namespace != "" {
 		p += "namespaces/" + req.Namespace + "/"
@@ -262,6 +268,8 @@ func (h *Handler) checkOwned(w http.ResponseWriter, r *http.Request, conn *targe
 		res.code, res.reason = http.StatusServiceUnavailable, reasonUpstreamError
 		unavailable(w, route.Target.Name(), route.GroupVersion())
 		return false
+	case resp.StatusCode == http.StatusNotFound && mayCreate && req.Sub == "":
+		return true
 	case resp.StatusCode == http.StatusNotFound:
 		res.code = http.StatusNotFound
 		notFound(w, route.Group, req.Resource, req.Name)
@@ -325,6 +333,12 @@ func acceptsPlainJSON(r *http.Request) bool {
 		}
 	}
 	return true
+}
+
+// isApply reports a server-side apply patch.
+func isApply(r *http.Request) bool {
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return r.Method == http.MethodPatch && strings.HasPrefix(mt, "application/apply-patch")
 }
 
 var hopHeaders = map[string]bool{"Connection": true, "Keep-Alive": true, "Proxy-Authenticate": true,

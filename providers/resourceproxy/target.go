@@ -129,9 +129,13 @@ func (d *healthDialer) DialContext(ctx context.Context, network, addr string) (n
 // next usable peer; a failed dial moves on to the next peer, because
 // nothing was sent. The request body must be replayable (GetBody) or nil.
 func (t *targetConn) roundTrip(req *http.Request) (*http.Response, error) {
+	return t.send(req, false)
+}
+
+func (t *targetConn) send(req *http.Request, peerWatch bool) (*http.Response, error) {
 	var last error
 	for attempt := 0; attempt <= len(t.peers.Hosts()); attempt++ {
-		host, trial, reason := t.peers.Pick()
+		host, trial, reason := t.peers.pick(peerWatch)
 		if reason != "" {
 			if last != nil {
 				return nil, last

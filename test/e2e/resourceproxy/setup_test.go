@@ -35,11 +35,11 @@ var dbGVR = schema.GroupVersionResource{Group: group, Version: "v1", Resource: "
 type client struct{ id, path string }
 
 var (
-	teamA  = client{"aaaaaaaaaaaaaaaa", "root:acme:team-a"}
-	teamB  = client{"bbbbbbbbbbbbbbbb", "root:acme:team-b"}
-	teamC  = client{"cccccccccccccccc", "root:acme:team-c"} // update without get
-	teamD  = client{"dddddddddddddddd", "root:acme:team-d"} // no grant on the target
-	teamAll = client{"eeeeeeeeeeeeeeee", "root:acme:ops"}  // mode all
+	teamA   = client{"aaaaaaaaaaaaaaaa", "root:acme:team-a"}
+	teamB   = client{"bbbbbbbbbbbbbbbb", "root:acme:team-b"}
+	teamC   = client{"cccccccccccccccc", "root:acme:team-c"} // update without get
+	teamD   = client{"dddddddddddddddd", "root:acme:team-d"} // no grant on the target
+	teamAll = client{"eeeeeeeeeeeeeeee", "root:acme:ops"}    // mode all
 )
 
 // targetManifest is the target's CRD and RBAC: the provider may
