@@ -132,6 +132,20 @@ func TestPeerHealth(t *testing.T) {
 		t.Errorf("quarantines = %v, want 2", got)
 	}
 
+	// Discovery stays available while the target is down.
+	resp, err := (&http.Client{Transport: asHub{rt: http.DefaultTransport, cl: teamA}}).Get(e.front.URL + "/apis/" + group + "/v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	disc, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(disc), `"verbs":["get"]`) {
+		t.Fatalf("discovery with the target down: %d %s", resp.StatusCode, disc)
+	}
+	if got := e.metric("wharf_resource_proxy_discovery_fallbacks_total", map[string]string{"target": targetName, "reason": "all_quarantined"}); got != 1 {
+		t.Errorf("discovery fallbacks (all_quarantined) = %v, want 1", got)
+	}
+
 	// The peer watch is down too: 60 s after its drop the list is stale.
 	// The clock is stepped until a request says so; a drop noticed after
 	// a step starts its own 60 s.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -302,12 +303,57 @@ func TestExternalTarget(t *testing.T) {
 		}
 	})
 
+	t.Run("discovery fallback on 401 and 404", func(t *testing.T) {
+		// A kubeconfig whose token the target rejects (401), and a version
+		// the target does not serve (404): discovery is served locally.
+		bad := e.kube.Config()
+		bad.BearerToken = "wrong-token"
+		kc, err := os.ReadFile(e.kube.WriteKubeconfig(t, "bad", bad))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.secrets.put("ops", "bad", kc)
+		teamF := client{"ffffffffffffffff", "root:acme:team-f"}
+		ext := func(secret string) rp.Target {
+			return rp.Target{External: &rp.External{Name: targetName, SecretRef: rp.SecretRef{Namespace: "ops", Name: secret}}}
+		}
+		e.routes.Set(teamF.id, map[string]*rp.Route{
+			group + "/v1": {Cluster: teamF.id, Group: group, Version: "v1", Mode: rp.AccessOwned, Resources: []string{"databases", "policies"}, Target: ext("bad")},
+			group + "/v2": {Cluster: teamF.id, Group: group, Version: "v2", Mode: rp.AccessOwned, Wildcard: true, Target: ext("prod")},
+		})
+		hc := &http.Client{Transport: asHub{rt: http.DefaultTransport, cl: teamF}}
+		for _, c := range []struct{ path, want string }{
+			{"/apis/" + group + "/v1", `"resources":[{"name":"databases","singularName":"database","namespaced":true,"kind":"Database","verbs":["get"]},{"name":"policies","singularName":"policy","namespaced":true,"kind":"Policy","verbs":["get"]}]`},
+			{"/apis/" + group + "/v2", `"resources":[]`},
+			{"/apis/" + group, `"versions":[{"groupVersion":"databases.example.com/v1","version":"v1"},{"groupVersion":"databases.example.com/v2","version":"v2"}]`},
+		} {
+			resp, err := hc.Get(e.front.URL + c.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || !strings.Contains(string(body), c.want) {
+				t.Errorf("%s: %d %s, want %s", c.path, resp.StatusCode, body, c.want)
+			}
+		}
+		for _, gv := range []string{group + "/v1", group + "/v2"} {
+			if got := e.metric("wharf_resource_proxy_discovery_fallbacks_total", map[string]string{"target": targetName, "group_version": gv, "reason": "upstream"}); got != 1 {
+				t.Errorf("fallbacks for %s = %v, want 1", gv, got)
+			}
+		}
+		// Non-discovery requests with the rejected credential pass the
+		// target's 401 on.
+		_, err = e.dyn(teamF).Namespace("apps").List(ctx, metav1.ListOptions{})
+		wantCode(t, "list with a rejected credential", err, 401)
+	})
+
 	t.Run("metrics", func(t *testing.T) {
 		for _, m := range []struct {
 			labels map[string]string
 			min    float64
 		}{
-			{map[string]string{"target": targetName, "group_version": group + "/v1", "verb": "create", "code": "201", "reason": "upstream"}, 4},
+			{map[string]string{"target": targetName, "group_version": group + "/v1", "verb": "create", "code": "201", "reason": "upstream"}, 3},
 			{map[string]string{"target": targetName, "verb": "create", "code": "409", "reason": "upstream"}, 1},
 			{map[string]string{"target": targetName, "verb": "get", "code": "404", "reason": "ownership_masked"}, 2},
 			{map[string]string{"target": targetName, "verb": "patch", "code": "404", "reason": "ownership_masked"}, 1},
