@@ -29,8 +29,8 @@ func CRD() *apiextensionsv1.CustomResourceDefinition {
 			"resource": str("Plural resource name, or * for every resource of the group and version."),
 		},
 		XValidations: apiextensionsv1.ValidationRules{
-			{Rule: `self.group != '' && !self.group.endsWith('.k8s.io') && self.group != 'k8s.io' && !self.group.endsWith('.wharf.dev') && self.group != 'wharf.dev' && self.group.contains('.')`,
-				Message: "group must be a custom group (built-in *.k8s.io and provider *.wharf.dev groups cannot be proxied)"},
+			{Rule: `self.group != '' && !self.group.endsWith('.k8s.io') && self.group != 'k8s.io' && !self.group.endsWith('.kubernetes.io') && !self.group.endsWith('.wharf.dev') && self.group != 'wharf.dev' && self.group.contains('.')`,
+				Message: "group must be a custom group (built-in *.k8s.io, *.kubernetes.io and provider *.wharf.dev groups cannot be proxied)"},
 			{Rule: `self.resource == '*' || self.resource.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')`,
 				Message: "resource must be a lowercase plural name or *"},
 		},

@@ -25,10 +25,11 @@ type problem struct{ reason, message string }
 func (p *problem) Error() string { return p.reason + ": " + p.message }
 
 // builtinGroup reports groups that belong to the hub or to providers: the
-// core group, *.k8s.io and *.wharf.dev. The CRD refuses them by CEL too;
+// core group, *.k8s.io, *.kubernetes.io and *.wharf.dev (the hub's
+// CatalogEntry rule), and dotless names. The CRD refuses them by CEL too;
 // this is the check for objects stored before that rule.
 func builtinGroup(g string) bool {
-	return g == "" || g == "k8s.io" || strings.HasSuffix(g, ".k8s.io") ||
+	return g == "" || g == "k8s.io" || strings.HasSuffix(g, ".k8s.io") || strings.HasSuffix(g, ".kubernetes.io") ||
 		g == "wharf.dev" || strings.HasSuffix(g, ".wharf.dev") || !strings.Contains(g, ".")
 }
 
