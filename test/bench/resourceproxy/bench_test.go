@@ -154,9 +154,18 @@ func run(b *testing.B) {
 	report("get", 200, func(int) error { _, err := proxied.Get(ctx, "o0001", metav1.GetOptions{}); return err },
 		func(int) error { _, err := straight.Get(ctx, "o0001", metav1.GetOptions{}); return err })
 	report("list (1,000 objects)", 15, func(int) error { _, err := proxied.List(ctx, metav1.ListOptions{}); return err },
-		func(int) error { _, err := straight.List(ctx, metav1.ListOptions{LabelSelector: rp.OwnerClusterLabel + "=" + cluster}); return err })
-	report("create", 200, func(i int) error { _, err := proxied.Create(ctx, obj(fmt.Sprintf("p%04d", i)), metav1.CreateOptions{}); return err },
-		func(i int) error { _, err := straight.Create(ctx, obj(fmt.Sprintf("d%04d", i)), metav1.CreateOptions{}); return err })
+		func(int) error {
+			_, err := straight.List(ctx, metav1.ListOptions{LabelSelector: rp.OwnerClusterLabel + "=" + cluster})
+			return err
+		})
+	report("create", 200, func(i int) error {
+		_, err := proxied.Create(ctx, obj(fmt.Sprintf("p%04d", i)), metav1.CreateOptions{})
+		return err
+	},
+		func(i int) error {
+			_, err := straight.Create(ctx, obj(fmt.Sprintf("d%04d", i)), metav1.CreateOptions{})
+			return err
+		})
 
 	// Fan-out: 100 watchers through the proxy, one create, time until all
 	// saw it.

@@ -348,6 +348,8 @@ func TestExternalTarget(t *testing.T) {
 		wantCode(t, "list with a rejected credential", err, 401)
 	})
 
+	t.Run("ResourceProxy CRD validation", func(t *testing.T) { checkCRD(t, e) })
+
 	t.Run("metrics", func(t *testing.T) {
 		for _, m := range []struct {
 			labels map[string]string
