@@ -3,10 +3,12 @@ package aggregation
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/authentication/user"
 	apiregv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
 	"github.com/wharfhub/wharf/hub/cluster"
@@ -57,7 +59,8 @@ func (a *Admission) Validate(ctx context.Context, attrs admission.Attributes, _ 
 	oldObj, _ := asAPIService(attrs.GetOldObject())
 	switch attrs.GetOperation() {
 	case admission.Delete:
-		if oldObj != nil && oldObj.Labels[ProtectedLabel] == ResourceProxyProvider && (!isProvider || provider != ResourceProxyProvider) {
+		if oldObj != nil && oldObj.Labels[ProtectedLabel] == ResourceProxyProvider && (!isProvider || provider != ResourceProxyProvider) &&
+			!isLoopback(attrs.GetUserInfo()) {
 			return a.forbid(attrs, fmt.Sprintf("APIService %q is managed by a ResourceProxy; delete the ResourceProxy instead", attrs.GetName()))
 		}
 		return nil
@@ -122,6 +125,14 @@ func sameRouting(n, o *apiregv1.APIService) bool {
 
 func (a *Admission) forbid(attrs admission.Attributes, msg string) error {
 	return apierrors.NewForbidden(attrs.GetResource().GroupResource(), attrs.GetName(), fmt.Errorf("%s", msg))
+}
+
+// isLoopback is the hub's own loopback client, which deletes a deleted
+// workspace's content (hub/workspaces): its token exists in the hub's
+// memory only, so no client can act as it, and a protected APIService must
+// not hold up a workspace's deletion.
+func isLoopback(u user.Info) bool {
+	return u != nil && u.GetName() == user.APIServerUser && slices.Contains(u.GetGroups(), user.SystemPrivilegedGroup)
 }
 
 func asAPIService(obj runtime.Object) (*apiregv1.APIService, bool) {
