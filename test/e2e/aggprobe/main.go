@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -44,8 +45,9 @@ const (
 var apiServicesGVR = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
 
 type probe struct {
-	name string
-	cfg  *rest.Config
+	name    string
+	cfg     *rest.Config
+	failing atomic.Bool
 
 	mu  sync.Mutex
 	log []logged
@@ -73,6 +75,16 @@ func (p *probe) Manifest() sdk.Manifest {
 	})
 	mux.HandleFunc("POST /register", func(w http.ResponseWriter, r *http.Request) {
 		p.register(w, r, true)
+	})
+	// /fail and /recover make discovery answer 503 or not: a provider
+	// that runs but fails its discovery check.
+	mux.HandleFunc("POST /fail", func(w http.ResponseWriter, _ *http.Request) {
+		p.failing.Store(true)
+		writeJSON(w, http.StatusOK, map[string]string{"result": "failing"})
+	})
+	mux.HandleFunc("POST /recover", func(w http.ResponseWriter, _ *http.Request) {
+		p.failing.Store(false)
+		writeJSON(w, http.StatusOK, map[string]string{"result": "ok"})
 	})
 	mux.HandleFunc("DELETE /register", func(w http.ResponseWriter, r *http.Request) {
 		p.register(w, r, false)
@@ -164,6 +176,8 @@ func (p *probe) serveAPI(w http.ResponseWriter, r *http.Request) {
 		})
 	case !strings.HasPrefix(r.URL.Path, base):
 		status(w, http.StatusNotFound, metav1.StatusReasonNotFound, "the server could not find the requested resource")
+	case (rest == "" || rest == "/") && p.failing.Load():
+		status(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable, "failing on purpose")
 	case rest == "" || rest == "/":
 		writeJSON(w, http.StatusOK, metav1.APIResourceList{
 			TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: group + "/" + version,
@@ -192,7 +206,7 @@ func (p *probe) echo(r *http.Request) map[string]any {
 		"spec": map[string]any{
 			"user": id.User, "groups": id.Groups, "tenant": id.Tenant, "cluster": id.Cluster,
 			"originalPath": r.Header.Get(sdk.HeaderOriginalPath), "provider": p.name,
-			"authorization": r.Header.Get("Authorization") != "",
+			"authorization": r.Header.Get("Authorization") != "", "pid": os.Getpid(),
 		},
 	}
 }
