@@ -86,6 +86,7 @@ func (p *probe) Manifest() sdk.Manifest {
 		p.failing.Store(false)
 		writeJSON(w, http.StatusOK, map[string]string{"result": "ok"})
 	})
+	mux.HandleFunc("GET /impersonate", p.impersonate)
 	mux.HandleFunc("DELETE /register", func(w http.ResponseWriter, r *http.Request) {
 		p.register(w, r, false)
 	})
@@ -107,7 +108,12 @@ func (p *probe) register(w http.ResponseWriter, r *http.Request, create bool) {
 		http.Error(w, "no workspace", http.StatusForbidden)
 		return
 	}
-	cfg, err := clusters.ForCluster(p.cfg, id.Tenant)
+	ws := id.Tenant
+	if v := r.URL.Query().Get("ws"); v != "" {
+		// Tests: try a workspace other than the caller's.
+		ws = v
+	}
+	cfg, err := clusters.ForCluster(p.cfg, ws)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
@@ -124,6 +130,11 @@ func (p *probe) register(w http.ResponseWriter, r *http.Request, create bool) {
 		answer(w, err)
 		return
 	}
+	service := p.name
+	if v := r.URL.Query().Get("service"); v != "" {
+		// Tests: try to point the APIService at another provider.
+		service = v
+	}
 	labels := map[string]any{}
 	if r.URL.Query().Get("protected") == "1" {
 		labels["wharf.dev/protected"] = p.name
@@ -133,7 +144,7 @@ func (p *probe) register(w http.ResponseWriter, r *http.Request, create bool) {
 		"metadata": map[string]any{"name": name, "labels": labels},
 		"spec": map[string]any{
 			"group": group, "version": version, "groupPriorityMinimum": int64(1000), "versionPriority": int64(15),
-			"service": map[string]any{"namespace": "wharf-providers", "name": p.name},
+			"service": map[string]any{"namespace": "wharf-providers", "name": service},
 		},
 	}}
 	_, err = res.Create(r.Context(), obj, metav1.CreateOptions{})
@@ -141,6 +152,36 @@ func (p *probe) register(w http.ResponseWriter, r *http.Request, create bool) {
 		err = nil
 	}
 	answer(w, err)
+}
+
+// impersonate lists namespaces in ?ws= with the provider's credentials
+// impersonating ?user= (and ?group=, if any), and reports the hub's
+// answer: what the provider authorizer lets a provider impersonate.
+func (p *probe) impersonate(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	cfg, err := clusters.ForCluster(p.cfg, q.Get("ws"))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: q.Get("user")}
+	if g := q.Get("group"); g != "" {
+		cfg.Impersonate.Groups = []string{g}
+	}
+	c, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	_, err = c.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).List(r.Context(), metav1.ListOptions{})
+	out := map[string]any{"code": 200, "message": ""}
+	if s, ok := err.(apierrors.APIStatus); ok {
+		out["code"], out["message"] = s.Status().Code, s.Status().Message
+	} else if err != nil {
+		out["code"], out["message"] = 0, err.Error()
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 func answer(w http.ResponseWriter, err error) {
