@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/wharfhub/wharf/sdk"
 )
 
 // API names of the provider.
@@ -31,9 +33,8 @@ const (
 	// wharf:workspace:<client workspace path>.
 	WorkspaceUserPrefix = "wharf:workspace:"
 
-	// HeaderOriginalPath is set by the hub's aggregation route only
-	// (sdk.HeaderOriginalPath once branch fix-rp-agg lands).
-	HeaderOriginalPath = "X-Kedge-Original-Path"
+	// HeaderOriginalPath is set by the hub's aggregation route only.
+	HeaderOriginalPath = sdk.HeaderOriginalPath
 
 	// ClusterAnnotation is the hub's logical cluster annotation.
 	ClusterAnnotation = "wharf.dev/cluster"

@@ -66,7 +66,7 @@ rules:
 - apiGroups: [""]
   resources: [users]
   verbs: [impersonate]
-  resourceNames: ["wharf:workspace:root:acme:team-a", "wharf:workspace:root:acme:team-b", "wharf:workspace:root:acme:team-c", "wharf:workspace:root:acme:team-d", "wharf:workspace:root:acme:ops"]
+  resourceNames: ["wharf:workspace:root:acme:team-a", "wharf:workspace:root:acme:team-b", "wharf:workspace:root:acme:team-c", "wharf:workspace:root:acme:team-d", "wharf:workspace:root:acme:ops", "wharf:workspace:root:acme:team-f"]
 - apiGroups: [discovery.k8s.io]
   resources: [endpointslices]
   verbs: [get, list, watch]
