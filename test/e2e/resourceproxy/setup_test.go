@@ -130,8 +130,7 @@ type env struct {
 // replicas) and the proxy.
 func startEnv(t *testing.T) *env {
 	t.Helper()
-	c := kube.Start(t, kube.Options{Replicas: 2, Users: []kube.User{{Name: providerUser}}})
-	c.ApplyYAML(t, targetManifest)
+	c := startKube(t)
 	e := &env{t: t, kube: c, clock: clocktesting.NewFakeClock(time.Now()), routes: rp.NewRoutes(), metrics: rp.NewMetrics(),
 		ns: &namespaces{m: map[string]bool{}}, secrets: &secrets{m: map[string][]byte{}}}
 	kc, err := os.ReadFile(c.WriteKubeconfig(t, "resource-proxy", c.UserConfig(t, providerUser)))
@@ -151,6 +150,14 @@ func startEnv(t *testing.T) *env {
 	}
 	e.route(teamAll, rp.AccessAll, "databases")
 	return e
+}
+
+// startKube starts the two-replica target with its CRD and RBAC.
+func startKube(t *testing.T) *kube.Cluster {
+	t.Helper()
+	c := kube.Start(t, kube.Options{Replicas: 2, Users: []kube.User{{Name: providerUser}}})
+	c.ApplyYAML(t, targetManifest)
+	return c
 }
 
 // route makes cl's databases.example.com/v1 go to the external target, as
