@@ -252,6 +252,22 @@ func TestWorkspaceTarget(t *testing.T) {
 	if out := h.mustK("root:acme:team-a", "", "api-resources", "--api-group=databases.example.com", "--no-headers"); !strings.Contains(out, "databases") {
 		t.Errorf("api-resources in team-a: %s", out)
 	}
+	// What the README walk-through shows.
+	for _, c := range []struct {
+		ws   string
+		args []string
+	}{
+		{"root:acme:team-a", []string{"get", "resourceproxies"}},
+		{"root:acme:team-a", []string{"get", "apiservices"}},
+		{"root:acme:team-a", []string{"get", "databases"}},
+		{"root:acme:team-b", []string{"get", "databases"}},
+		{"root:acme:team-b", []string{"get", "database", "team-a-db"}},
+		{"root:acme:platform", []string{"get", "databases", "-L", "proxy.wharf.dev/owner-workspace"}},
+		{"root:acme:team-a", []string{"delete", "apiservice", "v1.databases.example.com"}},
+	} {
+		out, _ := h.k(c.ws, "", c.args...)
+		t.Logf("kubectl --server $H/clusters/%s %s\n%s", c.ws, strings.Join(c.args, " "), out)
+	}
 	// Mutual proxying: platform routes queues.example.com to team-a, the
 	// other direction of the same pair.
 	h.mustK("", strings.ReplaceAll(strings.ReplaceAll(hubCRD, "databases", "queues"), "Database", "Queue"), "apply", "-f", "-")
