@@ -56,13 +56,10 @@ func injectSelector(q url.Values, o owner) string {
 func injectLabels(body []byte, contentType string, o owner, overwrite bool) (out []byte, outType string, ok bool) {
 	mt, _, _ := mime.ParseMediaType(contentType)
 	switch mt {
-	case "application/json", "application/merge-patch+json", "application/apply-patch+yaml", "application/apply-patch+cbor":
+	case "application/json", "application/merge-patch+json", "application/apply-patch+yaml":
 	case "application/json-patch+json":
 		return jsonPatchLabels(body, o)
-	default:
-		return body, contentType, false
-	}
-	if mt == "application/apply-patch+cbor" {
+	default: // protobuf, CBOR: left as they are
 		return body, contentType, false
 	}
 	var obj map[string]any
