@@ -75,6 +75,7 @@ bench: build
 	$(GO) run ./test/bench/hub -bin $(BIN)/wharf-hub
 	$(GO) test -run='^$$' -bench='^BenchmarkAuthorize$$' ./hub/authz/rbac | $(GO) run ./test/bench/authzratio
 	$(GO) run ./test/bench/rbac -bin $(BIN)/wharf-hub
+	$(GO) test -tags rpbench -run='^$$' -bench=. -benchtime=1x -timeout=20m ./test/bench/resourceproxy
 	$(MAKE) --no-print-directory bench-providers
 
 # bench-providers compares the hub's backend proxy with nginx and with no

@@ -21,6 +21,15 @@ const (
 	HeaderCluster = "X-Kedge-Cluster"
 	// HeaderBasePath is set on UI requests to /ui/providers/<name>.
 	HeaderBasePath = "X-Kedge-Base-Path"
+	// HeaderOriginalPath is set only on requests the hub routes to a
+	// provider for a workspace's APIService (per-workspace aggregation):
+	// the client's original path, /clusters/<workspace> included. The hub
+	// strips every X-Kedge-* header a client sends, so its presence proves
+	// the request came through that route, after the client workspace's
+	// RBAC authorized it. A provider serving aggregated APIs must answer
+	// 404 to requests without it: a direct /services/providers/<name>/apis/…
+	// call skipped that authorization.
+	HeaderOriginalPath = "X-Kedge-Original-Path"
 )
 
 // Identity is the verified caller of a backend request.

@@ -43,6 +43,11 @@ func (v *View) WithDiscovery(delegate http.Handler) http.Handler {
 			return
 		}
 		if len(parts) > 1 {
+			// A workspace's APIService wins over a hub-wide CRD of the same
+			// group version, in that workspace only (hub/aggregation).
+			if v.serveAggregated(w, r, parts, delegate) {
+				return
+			}
 			if !v.Visible(r.Context(), parts[1]) {
 				// What kube-apiserver's last delegate answers for a group
 				// nobody serves.
@@ -82,7 +87,11 @@ func (v *View) serveGroups(w http.ResponseWriter, r *http.Request, delegate http
 		passThrough()
 		return
 	}
-	if !v.filter(r, obj) {
+	changed := v.filter(r, obj)
+	if v.merge(r, obj) {
+		changed = true
+	}
+	if !changed {
 		passThrough()
 		return
 	}

@@ -3,6 +3,7 @@ package apiview
 import (
 	"context"
 	"net/url"
+	"sync/atomic"
 
 	"github.com/wharfhub/wharf/hub/cluster"
 )
@@ -22,6 +23,8 @@ type View struct {
 	catalog Enablement
 	// always are the groups the hub itself serves in every workspace.
 	always map[string]bool
+	// aggregated is set once the hub's aggregation exists (SetAggregated).
+	aggregated atomic.Pointer[Aggregated]
 }
 
 // NewView returns a view over catalog; always lists the groups served in

@@ -3,6 +3,7 @@ package providerauth
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -40,7 +41,17 @@ var (
 	wildcardVerbs = sets.New("list", "watch")
 	// eventVerbs are what client-go's event recorder needs (sdk.EventRecorder).
 	eventVerbs = sets.New("create", "patch", "update")
+	// apiServiceVerbs: a provider registers its own APIServices where it
+	// is enabled; the aggregation admission confines it to those routing
+	// to itself (hub/aggregation).
+	apiServiceVerbs = sets.New("get", "list", "watch", "create", "update", "patch", "delete")
 )
+
+// WorkspaceUserPrefix names the identities a provider may impersonate
+// where it is enabled: wharf:workspace:<path>, a workspace acting on
+// another workspace (the resource-proxy provider's target identity).
+// Nothing else: not groups, not uids, not extras, not any other user.
+const WorkspaceUserPrefix = "wharf:workspace:"
 
 // Authorize implements authorizer.Authorizer.
 func (a *Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes) (authorizer.Decision, string, error) {
@@ -83,6 +94,16 @@ func (a *Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes)
 		// client-certificate callers) as a webhook authorizer would: the
 		// review is evaluated in this workspace only.
 		return authorizer.DecisionAllow, "provider reviews access where it is enabled", nil
+	case enabled && attrs.GetAPIGroup() == "apiregistration.k8s.io" && attrs.GetResource() == "apiservices" &&
+		attrs.GetSubresource() == "" && apiServiceVerbs.Has(attrs.GetVerb()):
+		return authorizer.DecisionAllow, "provider registers its APIServices where it is enabled", nil
+	case enabled && attrs.GetVerb() == "impersonate" && attrs.GetAPIGroup() == "" && attrs.GetResource() == "users" &&
+		attrs.GetSubresource() == "" && strings.HasPrefix(attrs.GetName(), WorkspaceUserPrefix) &&
+		len(attrs.GetName()) > len(WorkspaceUserPrefix):
+		// The target workspace (this request's) enabled the provider
+		// too; the impersonated identity then has only the RBAC the
+		// target's admin granted it.
+		return authorizer.DecisionAllow, "provider acts as a workspace where it is enabled", nil
 	}
 	return authorizer.DecisionNoOpinion, "", nil
 }

@@ -10,7 +10,14 @@
 // groups in workspaces where it is enabled, read access to the
 // providerbindings there, TokenReview and SubjectAccessReview there (what they reveal is
 // confined to the workspace, see hub/serviceaccounts), and list/watch of its own groups across
-// workspaces through /clusters/*. Everything else gets no opinion from it,
+// workspaces through /clusters/*. Where it is enabled it may also
+// get/list/watch/create/update/patch/delete apiregistration.k8s.io
+// APIServices (the aggregation admission lets it write only those routing
+// to itself, hub/aggregation), and impersonate users named
+// wharf:workspace:<path> and nothing else (no groups, uids or extras): the
+// workspace it impersonates in is the request's, which must have enabled
+// the provider too, and the impersonated identity has only the RBAC that
+// workspace's admin granted it. Everything else gets no opinion from it,
 // so only RBAC grants made in a workspace (such as the edge proxy grant of
 // package enablement) can add to it; its own groups in a workspace that did
 // not enable it are denied outright.

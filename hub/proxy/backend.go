@@ -104,6 +104,9 @@ func rewriteBackend(pr *httputil.ProxyRequest) {
 	restoreAuthorization(pr.In.Context(), pr.Out.Header)
 	// An empty identity (public path) strips and asserts nothing.
 	sdk.SetIdentity(pr.Out.Header, f.identity)
+	if f.originalPath != "" {
+		rewriteAggregated(pr, f)
+	}
 }
 
 // IsPublic reports whether r addresses one of a provider's public paths,
@@ -153,7 +156,10 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case isPublic(rt, t.PublicPaths):
 	case len(r.Header.Values(AssertionHeader)) > 0:
 		// Forwarded by another replica, which authenticated the caller.
-		if f.identity, f.code = b.verifyHop(w, r, rt); f.code != 0 {
+		// An aggregated request's original path travels in a hop header
+		// the assertion binds; clients' copies of it are stripped.
+		f.originalPath = r.Header.Get(OriginalPathHopHeader)
+		if f.identity, f.code = b.verifyHop(w, r, rt, f.originalPath); f.code != 0 {
 			return
 		}
 		f.hopped = true
@@ -194,7 +200,7 @@ func (b *Backend) target(w http.ResponseWriter, r *http.Request, t Target, f *fo
 		return 0 // public path: forwarded without identity
 	}
 	var err error
-	if f.assertion, err = b.hop.Sign(t.Remote.Replica, binding(r, f.route), f.identity); err != nil {
+	if f.assertion, err = b.hop.Sign(t.Remote.Replica, aggregatedBinding(r, f), f.identity); err != nil {
 		klog.FromContext(r.Context()).Error(err, "Signing identity for the replica hop", "provider", f.name)
 		writeStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, "forwarding to the provider's replica failed")
 		return http.StatusInternalServerError
@@ -205,12 +211,14 @@ func (b *Backend) target(w http.ResponseWriter, r *http.Request, t Target, f *fo
 // verifyHop accepts the identity another replica asserted, or refuses the
 // request: a forged, replayed, expired or misdirected assertion is a 401
 // and never falls back to any other identity.
-func (b *Backend) verifyHop(w http.ResponseWriter, r *http.Request, rt route) (sdk.Identity, int) {
+func (b *Backend) verifyHop(w http.ResponseWriter, r *http.Request, rt route, originalPath string) (sdk.Identity, int) {
 	vals := r.Header.Values(AssertionHeader)
-	if b.hop == nil || len(vals) != 1 {
+	if b.hop == nil || len(vals) != 1 || len(r.Header.Values(OriginalPathHopHeader)) > 1 {
 		return fail(w, http.StatusUnauthorized, metav1.StatusReasonUnauthorized, "invalid replica assertion")
 	}
-	id, err := b.hop.Verify(vals[0], binding(r, rt))
+	bind := binding(r, rt)
+	bind.OriginalPath = originalPath
+	id, err := b.hop.Verify(vals[0], bind)
 	if err != nil {
 		klog.FromContext(r.Context()).Info("Refusing forwarded provider request", "provider", rt.name, "from", r.Header.Get(HopHeader), "err", err)
 		return fail(w, http.StatusUnauthorized, metav1.StatusReasonUnauthorized, "invalid replica assertion")

@@ -46,7 +46,7 @@ type Hop interface {
 
 // hopHeaders are never passed to a provider nor copied onto a hop; only
 // the proxy itself sets them on an outbound hop.
-var hopHeaders = []string{HopHeader, AssertionHeader}
+var hopHeaders = []string{HopHeader, AssertionHeader, OriginalPathHopHeader}
 
 // stripHop deletes the hop headers and any Connection token naming them,
 // in any case.
@@ -119,7 +119,15 @@ func rewriteHop(pr *httputil.ProxyRequest, f *forward) {
 	// The caller is authenticated here; the holder needs no browser
 	// session (and strips it before the provider anyway).
 	stripHubCredentials(pr.Out.Header)
-	restoreAuthorization(pr.In.Context(), pr.Out.Header)
+	if f.originalPath != "" {
+		// Aggregated: the caller's credentials go nowhere, the holder
+		// needs only the assertion and the original path it binds.
+		rewriteAggregated(pr, f)
+		pr.Out.Header.Del(sdk.HeaderOriginalPath)
+		pr.Out.Header.Set(OriginalPathHopHeader, f.originalPath)
+	} else {
+		restoreAuthorization(pr.In.Context(), pr.Out.Header)
+	}
 	if f.assertion != "" {
 		pr.Out.Header.Set(AssertionHeader, f.assertion)
 	}

@@ -111,6 +111,10 @@ type forward struct {
 	// and assertion the signed identity sent along (none on public paths).
 	remote    *Remote
 	assertion string
+	// originalPath is set on aggregated requests only (ServeAggregated,
+	// or a verified hop carrying one): the client's path, asserted to the
+	// provider as sdk.HeaderOriginalPath.
+	originalPath string
 	// hopped: the request came from another replica with a verified
 	// assertion, so its X-Forwarded-* headers are the first hop's.
 	hopped bool

@@ -36,6 +36,11 @@ type Binding struct {
 	// Path is the cleaned path under the provider's prefix, e.g. "/whoami".
 	Path  string
 	Query string
+	// OriginalPath is the client's path of an aggregated request (the
+	// hub's per-workspace API routing), which the holder passes on as
+	// sdk.HeaderOriginalPath; "" for a backend proxy request. Binding it
+	// means a replica can only be made to assert it by another replica.
+	OriginalPath string
 }
 
 // claims is the signed payload. Short JSON names keep the header small.
@@ -48,6 +53,7 @@ type claims struct {
 	Method   string   `json:"m"`
 	Path     string   `json:"p"`
 	Query    string   `json:"q,omitempty"`
+	Original string   `json:"o,omitempty"`
 	User     string   `json:"u"`
 	Groups   []string `json:"g,omitempty"`
 	Tenant   string   `json:"t,omitempty"`
@@ -89,7 +95,7 @@ func (a *Asserter) Sign(to string, b Binding, id sdk.Identity) (string, error) {
 	c := claims{
 		Issuer: a.self, Audience: to, Expiry: a.now().Add(assertionTTL).UnixMilli(),
 		Nonce:    base64.RawURLEncoding.EncodeToString(nonce[:]),
-		Provider: b.Provider, Method: b.Method, Path: b.Path, Query: b.Query,
+		Provider: b.Provider, Method: b.Method, Path: b.Path, Query: b.Query, Original: b.OriginalPath,
 		User: id.User, Groups: id.Groups, Tenant: id.Tenant, Cluster: id.Cluster,
 	}
 	payload, err := json.Marshal(c)
@@ -145,7 +151,8 @@ func (a *Asserter) Verify(value string, b Binding) (sdk.Identity, error) {
 		return sdk.Identity{}, invalid("expired")
 	case c.Expiry > now.Add(2*assertionTTL).UnixMilli():
 		return sdk.Identity{}, invalid("expiry too far ahead")
-	case c.Provider != b.Provider || c.Method != b.Method || c.Path != b.Path || c.Query != b.Query:
+	case c.Provider != b.Provider || c.Method != b.Method || c.Path != b.Path || c.Query != b.Query ||
+		c.Original != b.OriginalPath:
 		return sdk.Identity{}, invalid("bound to another request")
 	case c.User == "" || c.Nonce == "":
 		return sdk.Identity{}, invalid("no user or nonce")

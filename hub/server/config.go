@@ -37,8 +37,10 @@ import (
 	"k8s.io/apiserver/pkg/util/compatibility"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/klog/v2"
+	apiregv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	netutils "k8s.io/utils/net"
 
+	"github.com/wharfhub/wharf/hub/aggregation"
 	providersv1alpha1 "github.com/wharfhub/wharf/hub/apis/providers/v1alpha1"
 	"github.com/wharfhub/wharf/hub/apis/scheme"
 	tenancyv1alpha1 "github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1"
@@ -50,7 +52,6 @@ import (
 	"github.com/wharfhub/wharf/hub/filters"
 	"github.com/wharfhub/wharf/hub/login"
 	"github.com/wharfhub/wharf/hub/namespaces"
-	"github.com/wharfhub/wharf/hub/openapi"
 	"github.com/wharfhub/wharf/hub/plugins"
 	"github.com/wharfhub/wharf/hub/proxy"
 	wstorage "github.com/wharfhub/wharf/hub/storage"
@@ -63,7 +64,7 @@ import (
 var servedGroupVersions = []schema.GroupVersion{
 	corev1.SchemeGroupVersion, rbacv1.SchemeGroupVersion, coordinationv1.SchemeGroupVersion,
 	authorizationv1.SchemeGroupVersion, authenticationv1.SchemeGroupVersion, tenancyv1alpha1.SchemeGroupVersion,
-	providersv1alpha1.SchemeGroupVersion, eventsv1.SchemeGroupVersion,
+	providersv1alpha1.SchemeGroupVersion, eventsv1.SchemeGroupVersion, apiregv1.SchemeGroupVersion,
 }
 
 func newStorageConfig() *storagebackend.Config {
@@ -118,6 +119,9 @@ type ExtraConfig struct {
 	Catalog *catalogState
 	// APIView narrows discovery and OpenAPI to each workspace (apiview.go).
 	APIView *apiViews
+	// Aggregation routes workspaces' APIServices to providers
+	// (apiservices.go).
+	Aggregation *aggregationState
 
 	// Login is the browser login; LoginDeps what it uses of the union.
 	Login     *login.Login
@@ -181,9 +185,9 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	gc.FeatureGate = utilfeature.DefaultFeatureGate
 	gc.EffectiveVersion = compatibility.DefaultBuildEffectiveVersion()
 	namer := openapinamer.NewDefinitionNamer(extra.Scheme, apiextensionsapiserver.Scheme)
-	gc.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(openapi.GetOpenAPIDefinitions, namer)
+	gc.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(openAPIDefinitions, namer)
 	gc.OpenAPIConfig.Info.Title = "Wharf"
-	gc.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(openapi.GetOpenAPIDefinitions, namer)
+	gc.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(openAPIDefinitions, namer)
 	gc.OpenAPIV3Config.Info.Title = "Wharf"
 	gc.ExternalAddress = ext.Host
 	// One discovery manager shared with apiextensions, so CRD groups show up
@@ -193,7 +197,9 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	// hub runs cluster-aware replacements only. apiextensions shares this
 	// chain, so custom resources are checked too.
 	extra.NamespaceLifecycle = namespaces.NewLifecycle()
-	gc.AdmissionControl = admission.NewChainHandler(extra.NamespaceLifecycle, wstorage.NewDryRunStamp(globalResources()))
+	// APIService writes: who may make one route where (hub/aggregation).
+	gc.AdmissionControl = admission.NewChainHandler(extra.NamespaceLifecycle, wstorage.NewDryRunStamp(globalResources()),
+		aggregation.NewAdmission(extra.Catalog.Enabled))
 
 	if err := o.SecureServing.ApplyTo(&gc.SecureServing, &gc.LoopbackClientConfig); err != nil {
 		return nil, err
@@ -250,6 +256,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	targets := extra.Replicas.targets(providerTargets(extra.Plugins), extra.Plugins)
 	backend := proxy.NewBackend(targets, workspaceIdentity{index: extra.Index, authz: gc.Authorization.Authorizer, homes: extra.Homes}).WithHop(extra.Replicas.asserter)
 	ui := proxy.NewUI(targets, portal.Shell())
+	extra.Aggregation = &aggregationState{backend: backend, providers: targets}
 	// Upstream's max-in-flight filter keeps one budget for everybody, so
 	// one tenant's slow requests could use it up (attack review B10); the
 	// hub's own filter bounds each tenant's share and replaces it.
@@ -263,6 +270,12 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		//
 		// GET /api/whoami, behind authentication and authorization.
 		apiHandler = withWhoAmI(apiHandler, &extra, c.Authorization.Authorizer)
+		// A workspace's APIServices route their group versions to
+		// providers, after authentication, impersonation, authorization
+		// and workspace resolution (all outside), as kube-aggregator sits
+		// inside kube-apiserver's chain; in that workspace they win over
+		// a hub-wide CRD of the same group version (hub/aggregation).
+		apiHandler = extra.Aggregation.wrap(apiHandler, c.Serializer)
 		// A provider's API answers 404 in workspaces that have not enabled
 		// it (hub/enablement); it needs the resolved cluster.
 		h := extra.Catalog.withEnablement(apiHandler, c.Serializer, extra.Admins)

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/klog/v2"
+	apiregv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
 	providersv1alpha1 "github.com/wharfhub/wharf/hub/apis/providers/v1alpha1"
 	tenancyv1alpha1 "github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1"
@@ -153,6 +154,10 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 	if err != nil {
 		return nil, err
 	}
+	apiServicesBG, err := h.installAPIServices(builtin, optsGetter)
+	if err != nil {
+		return nil, err
+	}
 
 	// Home workspaces get the Workspace storage, and SelfSubjectReview
 	// reports the caller's home (home.go).
@@ -226,6 +231,7 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 		{name: "wharf-legacy-discovery", run: legacyDiscovery.Run},
 	}
 	bg = append(bg, catalogBG...)
+	bg = append(bg, apiServicesBG...)
 	if err := startBackground(s, bg); err != nil {
 		return nil, err
 	}
@@ -322,6 +328,9 @@ func newCollector(builtin map[schema.GroupVersion]map[string]rest.Storage) (*gc.
 		{tenancyv1alpha1.SchemeGroupVersion, "workspaces", func() runtime.Object { return &tenancyv1alpha1.Workspace{} }},
 		{providersv1alpha1.SchemeGroupVersion, "catalogentries", func() runtime.Object { return &providersv1alpha1.CatalogEntry{} }},
 		{providersv1alpha1.SchemeGroupVersion, "providerbindings", func() runtime.Object { return &providersv1alpha1.ProviderBinding{} }},
+		// An APIService may be owned (the resource-proxy provider's
+		// ResourceProxy); the collector deletes it through storage.
+		{apiregv1.SchemeGroupVersion, "apiservices", func() runtime.Object { return &apiregv1.APIService{} }},
 	} {
 		store, ok := builtin[h.gv][h.resource].(gc.Store)
 		if !ok {

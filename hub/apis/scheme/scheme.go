@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	apiregv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
 	providersv1alpha1 "github.com/wharfhub/wharf/hub/apis/providers/v1alpha1"
 	tenancyv1alpha1 "github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1"
@@ -40,6 +41,11 @@ func New() *runtime.Scheme {
 	}
 	// Upstream's decode-time defaults the built-in validation relies on.
 	validation.RegisterDefaults(s)
+	// kube-aggregator's (spec.service.port 443), which its validation
+	// relies on.
+	if err := apiregv1.RegisterDefaults(s); err != nil {
+		panic(err) // static data; a failure is a programming error
+	}
 	if err := registerEvents(s); err != nil {
 		panic(err) // static data; a failure is a programming error
 	}
@@ -65,6 +71,7 @@ var servedGroupVersions = []schema.GroupVersion{
 	authenticationv1.SchemeGroupVersion,
 	tenancyv1alpha1.SchemeGroupVersion,
 	providersv1alpha1.SchemeGroupVersion,
+	apiregv1.SchemeGroupVersion,
 }
 
 var servedTypes = map[schema.GroupVersion][]runtime.Object{
@@ -97,5 +104,8 @@ var servedTypes = map[schema.GroupVersion][]runtime.Object{
 	providersv1alpha1.SchemeGroupVersion: {
 		&providersv1alpha1.CatalogEntry{}, &providersv1alpha1.CatalogEntryList{},
 		&providersv1alpha1.ProviderBinding{}, &providersv1alpha1.ProviderBindingList{},
+	},
+	apiregv1.SchemeGroupVersion: {
+		&apiregv1.APIService{}, &apiregv1.APIServiceList{},
 	},
 }

@@ -1,0 +1,89 @@
+package aggregation
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
+	"k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/klog/v2"
+
+	"github.com/wharfhub/wharf/hub/cluster"
+	"github.com/wharfhub/wharf/sdk"
+)
+
+// HubUser is the identity the hub asserts on its own discovery checks.
+const HubUser = "system:wharf:hub"
+
+// Proxy is the part of hub/proxy's backend the routing uses.
+type Proxy interface {
+	ServeAggregated(w http.ResponseWriter, r *http.Request, provider string, id sdk.Identity, originalPath string)
+}
+
+// Workspaces resolves a logical cluster to its workspace path, asserted as
+// X-Kedge-Tenant.
+type Workspaces interface {
+	PathOf(ctx context.Context, id cluster.ID) (cluster.Path, error)
+}
+
+// WithAggregation routes a workspace's resource requests under
+// /apis/<group>/<version> to the provider its APIService names. It must
+// run inside authentication, impersonation, authorization and workspace
+// resolution (the generic chain), as kube-aggregator's handler runs
+// inside kube-apiserver's: a request RBAC denied never gets here. Anything
+// else goes to delegate, which in this workspace then never sees the
+// group version: the APIService wins over a hub-wide CRD.
+func (a *Aggregator) WithAggregation(delegate http.Handler, s runtime.NegotiatedSerializer) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		ri, ok := request.RequestInfoFrom(ctx)
+		if !ok || !ri.IsResourceRequest || ri.APIPrefix != "apis" || cluster.IsWildcard(ctx) {
+			delegate.ServeHTTP(w, r)
+			return
+		}
+		id, ok := cluster.From(ctx)
+		if !ok {
+			delegate.ServeHTTP(w, r)
+			return
+		}
+		provider, _, ok := a.index.Route(id, ri.APIGroup, ri.APIVersion)
+		if !ok {
+			delegate.ServeHTTP(w, r)
+			return
+		}
+		gv := schema.GroupVersion{Group: ri.APIGroup, Version: ri.APIVersion}
+		if !a.enabled(id, provider) {
+			// kube-aggregator's answer for an APIService whose service is
+			// gone: 503, nothing about why.
+			responsewriters.ErrorNegotiated(apierrors.NewServiceUnavailable("service unavailable"), s, gv, w, r)
+			return
+		}
+		u, ok := request.UserFrom(ctx)
+		if !ok || u.GetName() == "" {
+			responsewriters.ErrorNegotiated(apierrors.NewUnauthorized("Unauthorized"), s, gv, w, r)
+			return
+		}
+		path, err := a.workspaces.PathOf(ctx, id)
+		if err != nil {
+			klog.FromContext(ctx).Error(err, "Resolving the workspace of an aggregated request", "cluster", id)
+			responsewriters.ErrorNegotiated(apierrors.NewServiceUnavailable("service unavailable"), s, gv, w, r)
+			return
+		}
+		ident := sdk.Identity{User: u.GetName(), Groups: u.GetGroups(), Tenant: string(path), Cluster: string(id)}
+		a.proxy.ServeAggregated(w, r, provider, ident, originalPath(r))
+	})
+}
+
+// originalPath is the path the client sent: the /clusters/<target> prefix
+// (which the cluster filter removed) and the API path.
+func originalPath(r *http.Request) string {
+	p := r.URL.EscapedPath()
+	if t, ok := cluster.TargetFrom(r.Context()); ok && t.Explicit {
+		return (&url.URL{Path: "/clusters/" + t.Raw}).EscapedPath() + p
+	}
+	return p
+}
