@@ -83,7 +83,7 @@ subjects: [{kind: User, name: alice}]
 			body: toAgg, contentType: "application/apply-patch+yaml", code: 403, contains: forbidden},
 		{id: "agg:5", what: "update-with-create (PUT of a new name)", who: "alice", method: "PUT", path: aggSvcs + "/v1.evil.example.com", body: toAgg, code: 404},
 		{id: "agg:6", what: "spec.service outside wharf-providers", who: "alice", method: "POST", path: aggSvcs,
-			body: aggService("evil.example.com", "default", "aggprobe", ""), code: 422, contains: `spec.service.namespace: Unsupported value: "default"`},
+			body: aggService("evil.example.com", "default", "aggprobe", ""), code: 422, contains: `spec.service.namespace: Unsupported value`},
 		{id: "agg:7", what: "a group the hub serves", who: "alice", method: "POST", path: aggSvcs,
 			body: aggService("rbac.authorization.k8s.io", "wharf-providers", "aggprobe", ""), code: 422, contains: "reserved"},
 		{id: "agg:8", what: "a local APIService (no service) shadowing a group", who: "alice", method: "POST", path: aggSvcs,
@@ -112,7 +112,7 @@ subjects: [{kind: User, name: alice}]
 		{id: "agg:20", what: "a provider registers where it is not enabled", who: "provider:aggprobe:register",
 			query: map[string]string{"ws": "root:b"}, code: 403},
 		{id: "agg:21", what: "a provider sets another provider's protection label", who: "provider:aggprobe:register",
-			query: map[string]string{"protected": "1", "service": "aggprobe"}, code: 200},
+			query: map[string]string{"group": "other.example.com", "label": "resource-proxy"}, code: 403, contains: "may only be set by provider"},
 		{id: "agg:22", what: "provider impersonates a plain user", who: "provider:aggprobe:impersonate",
 			query: map[string]string{"ws": "root:a", "user": "alice"}, code: 403},
 		{id: "agg:23", what: "provider impersonates a workspace with a group", who: "provider:aggprobe:impersonate",
@@ -132,12 +132,19 @@ subjects: [{kind: User, name: alice}]
 			t.Errorf("%s %s: %d %s, want %d %q", r.id, r.what, code, body, r.code, r.contains)
 		}
 	}
-	// agg:21 put aggprobe's own APIService with label
-	// wharf.dev/protected=aggprobe only if it named itself: that row's
-	// label names aggprobe, which is its own to set; resource-proxy's
-	// stays.
+	// None of it moved the protected APIService.
 	if out := h.mustKubectl("root:a", "get", "apiservice", "v1.probe.example.com", "-o", "jsonpath={.spec.service.name}"); out != "resource-proxy" {
 		t.Errorf("the protected APIService now routes to %q", out)
+	}
+	// The control rows: a provider may register its own APIService where
+	// it is enabled, and an update that keeps the routing is RBAC's
+	// business.
+	if code, body := h.backendAs(h.Token, http.MethodPost, "root:a", "aggprobe", "/register?group=other.example.com"); code != http.StatusOK {
+		t.Errorf("aggprobe registers its own: %d %s", code, body)
+	}
+	if code, body, _ := h.reqAs("alice-token", http.MethodPatch, aggSvcs+"/v1.other.example.com", http.Header{"Content-Type": {"application/merge-patch+json"}},
+		`{"metadata":{"annotations":{"note":"mine"}}}`); code != http.StatusOK {
+		t.Errorf("alice annotates: %d %s", code, body)
 	}
 	// The provider itself may delete its protected APIService.
 	if code, body := h.backendAs(h.Token, http.MethodDelete, "root:a", "resource-proxy", "/register"); code != http.StatusOK {
