@@ -121,3 +121,21 @@ func TestValidate(t *testing.T) {
 		})
 	}
 }
+
+func TestStaysUnder(t *testing.T) {
+	const pre = "/apis/probe.example.com/v1/"
+	for p, want := range map[string]bool{
+		"/apis/probe.example.com/v1/probes":                   true,
+		"/apis/probe.example.com/v1/probes/":                  true,
+		"/apis/probe.example.com/v1/namespaces/x/probes/echo": true,
+		"/apis/probe.example.com/v1/../../../api/v1/secrets":  false,
+		"/apis/probe.example.com/v1/probes/../../v2/probes":   false,
+		"/apis/probe.example.com/v1/probes/./echo":            false,
+		"/apis/probe.example.com/v1//probes":                  false,
+		"/apis/other.example.com/v1/probes":                   false,
+	} {
+		if got := staysUnder(p, pre); got != want {
+			t.Errorf("staysUnder(%q) = %v, want %v", p, got, want)
+		}
+	}
+}

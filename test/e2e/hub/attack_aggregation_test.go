@@ -98,7 +98,7 @@ subjects: [{kind: User, name: alice}]
 		{id: "agg:12", what: "dry-run repoint", who: "alice", method: "PATCH", path: aggProbe1 + "?dryRun=All",
 			body: `{"spec":{"service":{"name":"aggprobe"}}}`, contentType: "application/merge-patch+json", code: 403, contains: forbidden},
 		{id: "agg:13", what: "server-side apply repoint", who: "alice", method: "PATCH", path: aggProbe1 + "?fieldManager=x&force=true",
-			body: aggService("probe.example.com", "wharf-providers", "aggprobe", `"labels":{"wharf.dev/protected":"resource-proxy"}`),
+			body:        aggService("probe.example.com", "wharf-providers", "aggprobe", `"labels":{"wharf.dev/protected":"resource-proxy"}`),
 			contentType: "application/apply-patch+yaml", code: 403, contains: forbidden},
 		{id: "agg:14", what: "claim Available through status", who: "alice", method: "PATCH", path: aggProbe1 + "/status",
 			body: `{"status":{"conditions":[{"type":"Available","status":"True","reason":"Passed"}]}}`, contentType: "application/merge-patch+json",
@@ -124,12 +124,25 @@ subjects: [{kind: User, name: alice}]
 		{id: "agg:26", what: "provider impersonates a workspace identity where enabled: RBAC then decides", who: "provider:aggprobe:impersonate",
 			query: map[string]string{"ws": "root:a", "user": "wharf:workspace:root:b"}, code: 403, contains: `User "wharf:workspace:root:b" cannot list resource "namespaces"`},
 		{id: "agg:27", what: "another workspace reaches the group", who: "admin", method: "GET", path: "/clusters/root:b/apis/probe.example.com/v1/probes", code: 404},
+		{id: "agg:29", what: "dot segments out of the routed group version", who: "admin", method: "GET",
+			path: "/clusters/root:a/apis/probe.example.com/v1/probes/../../../../api/v1/namespaces", code: 404},
+		{id: "agg:30", what: "encoded dot segments", who: "admin", method: "GET",
+			path: "/clusters/root:a/apis/probe.example.com/v1/probes/%2E%2E%2F%2E%2E%2Fv2", code: 404},
 		{id: "agg:28", what: "the wildcard reaches the group", who: "admin", method: "GET", path: "/clusters/*/apis/probe.example.com/v1/probes", code: 404},
 	}
 	for _, r := range rows {
 		code, body := h.aggAttempt(t, tokens, r)
 		if code != r.code || (r.contains != "" && !strings.Contains(body, r.contains)) {
 			t.Errorf("%s %s: %d %s, want %d %q", r.id, r.what, code, body, r.code, r.contains)
+		}
+	}
+	// agg:29-30: nothing outside the routed group version reached a
+	// provider.
+	for _, p := range []string{"aggprobe", "resource-proxy"} {
+		for _, r := range h.probeLog("root:a", p) {
+			if !strings.HasPrefix(r.Path, "/apis/probe.example.com/v1") || strings.Contains(r.Path, "..") {
+				t.Errorf("%s got %s %s", p, r.Method, r.Path)
+			}
 		}
 	}
 	// None of it moved the protected APIService.
