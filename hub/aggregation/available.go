@@ -41,6 +41,17 @@ func (a *Aggregator) Run(ctx context.Context) {
 	if _, err := a.index.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { a.trigger() },
 		UpdateFunc: func(_, _ any) { a.trigger() },
+		// A deleted APIService's discovery goes with it, so one created
+		// again starts from its provider's answer, not a stale one.
+		DeleteFunc: func(obj any) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if s, ok := obj.(*apiregv1.APIService); ok {
+				id, _ := wstorage.SplitClusterNamespace(s)
+				a.setDiscovery(gvKey(id, s.Spec.Group, s.Spec.Version), nil)
+			}
+		},
 	}); err != nil {
 		klog.FromContext(ctx).Error(err, "Following APIServices")
 		return

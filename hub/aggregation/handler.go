@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"path"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -56,6 +58,13 @@ func (a *Aggregator) WithAggregation(delegate http.Handler, s runtime.Negotiated
 			return
 		}
 		gv := schema.GroupVersion{Group: ri.APIGroup, Version: ri.APIVersion}
+		if !staysUnder(r.URL.Path, "/apis/"+ri.APIGroup+"/"+ri.APIVersion+"/") {
+			// Dot segments: RBAC authorized this group version, so the
+			// provider must not be sent anywhere else (the proxy cleans
+			// the path it forwards).
+			responsewriters.ErrorNegotiated(apierrors.NewNotFound(schema.GroupResource{Group: ri.APIGroup, Resource: ri.Resource}, ri.Name), s, gv, w, r)
+			return
+		}
 		if !a.enabled(id, provider) {
 			// kube-aggregator's answer for an APIService whose service is
 			// gone: 503, nothing about why.
@@ -76,6 +85,14 @@ func (a *Aggregator) WithAggregation(delegate http.Handler, s runtime.Negotiated
 		ident := sdk.Identity{User: u.GetName(), Groups: u.GetGroups(), Tenant: string(path), Cluster: string(id)}
 		a.proxy.ServeAggregated(w, r, provider, ident, originalPath(r))
 	})
+}
+
+// staysUnder reports whether p is clean (no dot segments, no empty
+// segments; a trailing slash is kept) and under prefix: what RBAC
+// authorized is what the provider gets.
+func staysUnder(p, prefix string) bool {
+	c := path.Clean(p)
+	return (c == p || c+"/" == p) && strings.HasPrefix(c+"/", prefix)
 }
 
 // originalPath is the path the client sent: the /clusters/<target> prefix

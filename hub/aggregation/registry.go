@@ -52,8 +52,10 @@ func NewStorage(typer runtime.ObjectTyper, optsGetter generic.RESTOptionsGetter,
 		PrepareForUpdate: func(obj, old runtime.Object) {
 			obj.(*apiregv1.APIService).Status = old.(*apiregv1.APIService).Status
 		},
-		Validate:       func(obj runtime.Object) field.ErrorList { return validate(obj.(*apiregv1.APIService), groupOwned) },
-		ValidateUpdate: func(obj, old runtime.Object) field.ErrorList { return validateUpdate(obj.(*apiregv1.APIService), old.(*apiregv1.APIService)) },
+		Validate: func(obj runtime.Object) field.ErrorList { return validate(obj.(*apiregv1.APIService), groupOwned) },
+		ValidateUpdate: func(obj, old runtime.Object) field.ErrorList {
+			return validateUpdate(obj.(*apiregv1.APIService), old.(*apiregv1.APIService))
+		},
 	}
 	main, err := registry.NewStore(typer, optsGetter, k)
 	if err != nil {

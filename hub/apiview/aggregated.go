@@ -64,7 +64,9 @@ func (v *View) serveAggregated(w http.ResponseWriter, r *http.Request, parts []s
 				continue
 			}
 			if a.Resources == nil {
-				http.Error(w, "service unavailable", http.StatusServiceUnavailable)
+				// Not fetched yet: kube-aggregator's answer for an
+				// APIService it cannot reach.
+				writeStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable, "service unavailable")
 				return true
 			}
 			writeJSON(w, a.Resources)
@@ -210,6 +212,16 @@ func kindOf(a AggregatedGroupVersion, r metav1.APIResource) *metav1.GroupVersion
 		g, v = a.Group, a.Version
 	}
 	return &metav1.GroupVersionKind{Group: g, Version: v, Kind: r.Kind}
+}
+
+func writeStatus(w http.ResponseWriter, code int, reason metav1.StatusReason, msg string) {
+	body, _ := json.Marshal(metav1.Status{
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure,
+		Code: int32(code), Reason: reason, Message: msg,
+	})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_, _ = w.Write(body)
 }
 
 func writeJSON(w http.ResponseWriter, obj any) {

@@ -124,7 +124,11 @@ func (p *probe) register(w http.ResponseWriter, r *http.Request, create bool) {
 		return
 	}
 	res := c.Resource(apiServicesGVR)
-	name := version + "." + group
+	g := group
+	if v := r.URL.Query().Get("group"); v != "" {
+		g = v // tests: another group than the one served
+	}
+	name := version + "." + g
 	if !create {
 		err = res.Delete(r.Context(), name, metav1.DeleteOptions{})
 		answer(w, err)
@@ -139,11 +143,14 @@ func (p *probe) register(w http.ResponseWriter, r *http.Request, create bool) {
 	if r.URL.Query().Get("protected") == "1" {
 		labels["wharf.dev/protected"] = p.name
 	}
+	if v := r.URL.Query().Get("label"); v != "" {
+		labels["wharf.dev/protected"] = v // tests: another provider's label
+	}
 	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
 		"metadata": map[string]any{"name": name, "labels": labels},
 		"spec": map[string]any{
-			"group": group, "version": version, "groupPriorityMinimum": int64(1000), "versionPriority": int64(15),
+			"group": g, "version": version, "groupPriorityMinimum": int64(1000), "versionPriority": int64(15),
 			"service": map[string]any{"namespace": "wharf-providers", "name": service},
 		},
 	}}

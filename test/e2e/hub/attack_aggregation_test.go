@@ -83,7 +83,7 @@ subjects: [{kind: User, name: alice}]
 			body: toAgg, contentType: "application/apply-patch+yaml", code: 403, contains: forbidden},
 		{id: "agg:5", what: "update-with-create (PUT of a new name)", who: "alice", method: "PUT", path: aggSvcs + "/v1.evil.example.com", body: toAgg, code: 404},
 		{id: "agg:6", what: "spec.service outside wharf-providers", who: "alice", method: "POST", path: aggSvcs,
-			body: aggService("evil.example.com", "default", "aggprobe", ""), code: 422, contains: `spec.service.namespace: Unsupported value: "default"`},
+			body: aggService("evil.example.com", "default", "aggprobe", ""), code: 422, contains: `spec.service.namespace: Unsupported value`},
 		{id: "agg:7", what: "a group the hub serves", who: "alice", method: "POST", path: aggSvcs,
 			body: aggService("rbac.authorization.k8s.io", "wharf-providers", "aggprobe", ""), code: 422, contains: "reserved"},
 		{id: "agg:8", what: "a local APIService (no service) shadowing a group", who: "alice", method: "POST", path: aggSvcs,
@@ -98,7 +98,7 @@ subjects: [{kind: User, name: alice}]
 		{id: "agg:12", what: "dry-run repoint", who: "alice", method: "PATCH", path: aggProbe1 + "?dryRun=All",
 			body: `{"spec":{"service":{"name":"aggprobe"}}}`, contentType: "application/merge-patch+json", code: 403, contains: forbidden},
 		{id: "agg:13", what: "server-side apply repoint", who: "alice", method: "PATCH", path: aggProbe1 + "?fieldManager=x&force=true",
-			body: aggService("probe.example.com", "wharf-providers", "aggprobe", `"labels":{"wharf.dev/protected":"resource-proxy"}`),
+			body:        aggService("probe.example.com", "wharf-providers", "aggprobe", `"labels":{"wharf.dev/protected":"resource-proxy"}`),
 			contentType: "application/apply-patch+yaml", code: 403, contains: forbidden},
 		{id: "agg:14", what: "claim Available through status", who: "alice", method: "PATCH", path: aggProbe1 + "/status",
 			body: `{"status":{"conditions":[{"type":"Available","status":"True","reason":"Passed"}]}}`, contentType: "application/merge-patch+json",
@@ -112,7 +112,7 @@ subjects: [{kind: User, name: alice}]
 		{id: "agg:20", what: "a provider registers where it is not enabled", who: "provider:aggprobe:register",
 			query: map[string]string{"ws": "root:b"}, code: 403},
 		{id: "agg:21", what: "a provider sets another provider's protection label", who: "provider:aggprobe:register",
-			query: map[string]string{"protected": "1", "service": "aggprobe"}, code: 200},
+			query: map[string]string{"group": "other.example.com", "label": "resource-proxy"}, code: 403, contains: "may only be set by provider"},
 		{id: "agg:22", what: "provider impersonates a plain user", who: "provider:aggprobe:impersonate",
 			query: map[string]string{"ws": "root:a", "user": "alice"}, code: 403},
 		{id: "agg:23", what: "provider impersonates a workspace with a group", who: "provider:aggprobe:impersonate",
@@ -124,6 +124,10 @@ subjects: [{kind: User, name: alice}]
 		{id: "agg:26", what: "provider impersonates a workspace identity where enabled: RBAC then decides", who: "provider:aggprobe:impersonate",
 			query: map[string]string{"ws": "root:a", "user": "wharf:workspace:root:b"}, code: 403, contains: `User "wharf:workspace:root:b" cannot list resource "namespaces"`},
 		{id: "agg:27", what: "another workspace reaches the group", who: "admin", method: "GET", path: "/clusters/root:b/apis/probe.example.com/v1/probes", code: 404},
+		{id: "agg:29", what: "dot segments out of the routed group version", who: "admin", method: "GET",
+			path: "/clusters/root:a/apis/probe.example.com/v1/probes/../../../../api/v1/namespaces", code: 404},
+		{id: "agg:30", what: "encoded dot segments", who: "admin", method: "GET",
+			path: "/clusters/root:a/apis/probe.example.com/v1/probes/%2E%2E%2F%2E%2E%2Fv2", code: 404},
 		{id: "agg:28", what: "the wildcard reaches the group", who: "admin", method: "GET", path: "/clusters/*/apis/probe.example.com/v1/probes", code: 404},
 	}
 	for _, r := range rows {
@@ -132,12 +136,28 @@ subjects: [{kind: User, name: alice}]
 			t.Errorf("%s %s: %d %s, want %d %q", r.id, r.what, code, body, r.code, r.contains)
 		}
 	}
-	// agg:21 put aggprobe's own APIService with label
-	// wharf.dev/protected=aggprobe only if it named itself: that row's
-	// label names aggprobe, which is its own to set; resource-proxy's
-	// stays.
+	// agg:29-30: nothing outside the routed group version reached a
+	// provider.
+	for _, p := range []string{"aggprobe", "resource-proxy"} {
+		for _, r := range h.probeLog("root:a", p) {
+			if !strings.HasPrefix(r.Path, "/apis/probe.example.com/v1") || strings.Contains(r.Path, "..") {
+				t.Errorf("%s got %s %s", p, r.Method, r.Path)
+			}
+		}
+	}
+	// None of it moved the protected APIService.
 	if out := h.mustKubectl("root:a", "get", "apiservice", "v1.probe.example.com", "-o", "jsonpath={.spec.service.name}"); out != "resource-proxy" {
 		t.Errorf("the protected APIService now routes to %q", out)
+	}
+	// The control rows: a provider may register its own APIService where
+	// it is enabled, and an update that keeps the routing is RBAC's
+	// business.
+	if code, body := h.backendAs(h.Token, http.MethodPost, "root:a", "aggprobe", "/register?group=other.example.com"); code != http.StatusOK {
+		t.Errorf("aggprobe registers its own: %d %s", code, body)
+	}
+	if code, body, _ := h.reqAs("alice-token", http.MethodPatch, aggSvcs+"/v1.other.example.com", http.Header{"Content-Type": {"application/merge-patch+json"}},
+		`{"metadata":{"annotations":{"note":"mine"}}}`); code != http.StatusOK {
+		t.Errorf("alice annotates: %d %s", code, body)
 	}
 	// The provider itself may delete its protected APIService.
 	if code, body := h.backendAs(h.Token, http.MethodDelete, "root:a", "resource-proxy", "/register"); code != http.StatusOK {
