@@ -1,0 +1,154 @@
+package edgesbench
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+)
+
+// KeyCount is how often one etcd key was written.
+type KeyCount struct {
+	Key string
+	N   int
+}
+
+func sortKeyCounts(s []KeyCount) {
+	slices.SortFunc(s, func(a, b KeyCount) int {
+		if c := cmp.Compare(b.N, a.N); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Key, b.Key)
+	})
+}
+
+// Fleet is the result of the idle-fleet part.
+type Fleet struct {
+	Edges, Connected, Ready int
+	ConnectTime             time.Duration // from the first control dial to all connected
+	// Provider VmRSS: before any Edge existed, with every Edge created and
+	// joined but no tunnel up, and with every tunnel up and idle.
+	RSSEmptyKiB, RSSJoinedKiB, RSSConnectedKiB int64
+	HubRSSKiB                                  int64
+	Idle                                       time.Duration // the idle window
+	HubCPU, ProviderCPU                        time.Duration // used during Idle
+	Writes                                     map[string]int
+	TopKeys                                    []KeyCount
+	WatchErr                                   error
+}
+
+// Latency is the result of the GET comparison.
+type Latency struct {
+	Path                string
+	N                   int
+	Direct, Edge        Dist
+	FirstAfterConnect   time.Duration // the first GET once the edge is Ready
+	AgentStartToFirstOK time.Duration // agent start to the first 200 through the edge
+	FirstDirect         time.Duration // the first GET straight, new connection
+}
+
+// Dist is a latency distribution's median and 90th percentile.
+type Dist struct{ P50, P90 time.Duration }
+
+// DistOf returns the nearest-rank median and p90 of d (unsorted, not empty).
+func DistOf(d []time.Duration) Dist {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return Dist{P50: percentile(s, 50), P90: percentile(s, 90)}
+}
+
+func percentile(sorted []time.Duration, p int) time.Duration {
+	rank := (p*len(sorted) + 99) / 100
+	return sorted[max(rank, 1)-1]
+}
+
+// SSH is the result of the throughput comparison.
+type SSH struct {
+	Bytes          int64
+	Direct, Tunnel []time.Duration // one per run
+}
+
+// MBps is bytes over the best (shortest) of runs, in MB/s (10^6 bytes),
+// or 0 without runs.
+func MBps(bytes int64, runs []time.Duration) float64 {
+	if len(runs) == 0 {
+		return 0
+	}
+	best := slices.Min(runs)
+	if best <= 0 {
+		return 0
+	}
+	return float64(bytes) / 1e6 / best.Seconds()
+}
+
+func ratio(a, b float64) string {
+	if b == 0 || a == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2fx", a/b)
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// perMinute scales n writes over d to a minute.
+func perMinute(n int, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) * float64(time.Minute) / float64(d)
+}
+
+// Report prints the table. Parts that did not run are nil; skipped holds
+// why, by part name.
+func Report(w io.Writer, f *Fleet, l *Latency, s *SSH, skipped map[string]string) {
+	fmt.Fprintf(w, "\nedges benchmark (ratios are printed, never asserted)\n")
+	fmt.Fprintf(w, "%-52s %14s %14s %10s  %s\n", "measure", "edge", "baseline", "ratio", "goal")
+	row := func(name, a, b, r, goal string) {
+		fmt.Fprintf(w, "%-52s %14s %14s %10s  %s\n", name, a, b, r, goal)
+	}
+	if f != nil {
+		fmt.Fprintf(w, "-- 1. idle fleet: %d edges, %d tunnels up, %d Ready, connected in %s, idle window %s\n",
+			f.Edges, f.Connected, f.Ready, f.ConnectTime.Round(time.Millisecond), f.Idle)
+		n := float64(max(f.Connected, 1))
+		row("provider RSS per idle edge, tunnel only (KiB)", fmt.Sprintf("%.1f", float64(f.RSSConnectedKiB-f.RSSJoinedKiB)/n), "", "", "")
+		row("provider RSS per edge, object+credential+tunnel (KiB)", fmt.Sprintf("%.1f", float64(f.RSSConnectedKiB-f.RSSEmptyKiB)/n), "", "", "")
+		row("provider RSS: empty / joined / connected (MiB)", fmt.Sprintf("%d/%d/%d", f.RSSEmptyKiB/1024, f.RSSJoinedKiB/1024, f.RSSConnectedKiB/1024), "", "", "")
+		row("hub RSS with the fleet connected (MiB)", fmt.Sprintf("%d", f.HubRSSKiB/1024), "", "", "")
+		idlePct := func(d time.Duration) string { return fmt.Sprintf("%.2f%%", 100*d.Seconds()/f.Idle.Seconds()) }
+		row("hub CPU while idle (% of one core)", idlePct(f.HubCPU), "", "", "")
+		row("provider CPU while idle (% of one core)", idlePct(f.ProviderCPU), "", "", "")
+		for _, c := range []string{ClassEdges, ClassWorkspace, ClassHub} {
+			goal := ""
+			if c != ClassHub {
+				goal = "0 (none while nothing changes)"
+			}
+			row("etcd writes/min: "+c, fmt.Sprintf("%.1f", perMinute(f.Writes[c], f.Idle)), "", "", goal)
+		}
+		if f.WatchErr != nil {
+			fmt.Fprintf(w, "   (etcd watch failed, counts are a lower bound: %v)\n", f.WatchErr)
+		}
+		for _, k := range f.TopKeys {
+			fmt.Fprintf(w, "   top written key during idle: %4d  %s\n", k.N, k.Key)
+		}
+	} else {
+		fmt.Fprintf(w, "-- 1. idle fleet: not run: %s\n", skipped["fleet"])
+	}
+	if l != nil {
+		fmt.Fprintf(w, "-- 2. GET %s, %d requests each, interleaved\n", l.Path, l.N)
+		row("GET median (ms)", fmt.Sprintf("%.2f", ms(l.Edge.P50)), fmt.Sprintf("%.2f", ms(l.Direct.P50)), ratio(ms(l.Edge.P50), ms(l.Direct.P50)), "<= 1.30x")
+		row("GET p90 (ms)", fmt.Sprintf("%.2f", ms(l.Edge.P90)), fmt.Sprintf("%.2f", ms(l.Direct.P90)), ratio(ms(l.Edge.P90), ms(l.Direct.P90)), "<= 1.30x")
+		row("first GET, new connection (ms)", fmt.Sprintf("%.2f", ms(l.FirstAfterConnect)), fmt.Sprintf("%.2f", ms(l.FirstDirect)), ratio(ms(l.FirstAfterConnect), ms(l.FirstDirect)), "")
+		row("agent start to first 200 through the edge (ms)", fmt.Sprintf("%.0f", ms(l.AgentStartToFirstOK)), "", "", "")
+	} else {
+		fmt.Fprintf(w, "-- 2. GET latency: not run: %s\n", skipped["latency"])
+	}
+	if s != nil {
+		fmt.Fprintf(w, "-- 3. SSH: cat of %d MB, best of %d runs each\n", s.Bytes/1e6, len(s.Direct))
+		tun, dir := MBps(s.Bytes, s.Tunnel), MBps(s.Bytes, s.Direct)
+		row("ssh throughput (MB/s)", fmt.Sprintf("%.1f", tun), fmt.Sprintf("%.1f", dir), ratio(tun, dir), ">= 0.50x")
+	} else {
+		fmt.Fprintf(w, "-- 3. SSH throughput: not run: %s\n", skipped["ssh"])
+	}
+}
