@@ -1,0 +1,180 @@
+package edgesbench
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/wharfhub/wharf/providers/edges/apis/v1alpha1"
+	"github.com/wharfhub/wharf/providers/edges/protocol"
+	"github.com/wharfhub/wharf/revdial"
+	"github.com/wharfhub/wharf/test/bench/benchkit"
+)
+
+// runFleet creates n kubernetes edges, joins each with its own token and
+// credential, connects one revdial.Client per edge from this process, and
+// measures the provider and the hub while the tunnels sit idle for idle.
+// It closes every tunnel before returning.
+func runFleet(ctx context.Context, e *env, n int, idle time.Duration) (*Fleet, error) {
+	f := &Fleet{Edges: n, Idle: idle}
+	provider, err := e.providerPid(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if f.RSSEmptyKiB, err = RSSKiB(provider); err != nil {
+		return nil, err
+	}
+	names := make([]string, n)
+	creds := make([]string, n)
+	benchkit.Progress("fleet: creating and joining %d edges", n)
+	// Agents join with no hub credential: a client that trusts the hub CA
+	// and nothing more.
+	agentHTTP := &http.Client{Transport: &http.Transport{TLSClientConfig: e.tls.Clone(), MaxIdleConnsPerHost: 16}, Timeout: time.Minute}
+	defer agentHTTP.CloseIdleConnections()
+	if err := benchkit.Pool(ctx, n, 16, func(ctx context.Context, i int) error {
+		names[i] = fmt.Sprintf("sim-%04d", i)
+		if err := e.createEdge(ctx, names[i], v1alpha1.TypeKubernetes); err != nil {
+			return err
+		}
+		tok, err := e.joinToken(ctx, names[i])
+		if err != nil {
+			return err
+		}
+		creds[i], err = e.join(ctx, agentHTTP, names[i], tok)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if f.RSSJoinedKiB, err = RSSKiB(provider); err != nil {
+		return nil, err
+	}
+
+	benchkit.Progress("fleet: connecting %d tunnels", n)
+	fctx, stopFleet := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() { stopFleet(); wg.Wait() }()
+	var up atomic.Int64
+	allUp := make(chan struct{})
+	var once sync.Once
+	start := time.Now()
+	var firstErr atomic.Value
+	for i := range n {
+		cl, err := e.simAgent(names[i], creds[i], func(connected bool, err error) {
+			if connected {
+				if up.Add(1) == int64(n) {
+					once.Do(func() { close(allUp) })
+				}
+				return
+			}
+			if err != nil {
+				firstErr.CompareAndSwap(nil, err.Error())
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+		wg.Add(2)
+		go func() { defer wg.Done(); _ = cl.Run(fctx) }()
+		go func() { // an idle edge: nothing is dialed, anything that is gets closed
+			defer wg.Done()
+			for {
+				c, err := cl.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
+	}
+	select {
+	case <-allUp:
+		f.ConnectTime = time.Since(start)
+	case <-time.After(3 * time.Minute):
+		return nil, fmt.Errorf("fleet: %d of %d tunnels up after 3m (first error: %v)", up.Load(), n, firstErr.Load())
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	f.Connected = int(up.Load())
+	benchkit.Progress("fleet: %d tunnels up in %s; waiting for the edges to be Ready", f.Connected, f.ConnectTime.Round(time.Millisecond))
+	// Ready is the provider's status, written asynchronously; wait for it
+	// but report the count if it never gets there.
+	_ = retry(ctx, 2*time.Minute, func() error {
+		r, err := e.countReady(ctx)
+		f.Ready = r
+		if err == nil && r < n {
+			err = fmt.Errorf("%d of %d Ready", r, n)
+		}
+		return err
+	})
+	// Let the status writes of the connects drain before the window.
+	time.Sleep(5 * time.Second)
+
+	benchkit.Progress("fleet: idle window of %s (CPU and etcd writes)", idle)
+	wc, err := WatchWrites(ctx, "unix://"+e.hub.DataDir()+"/etcd/etcd.sock", e.cluster)
+	if err != nil {
+		return nil, err
+	}
+	hub0, err0 := CPUTime(e.hub.Pid())
+	prov0, err1 := CPUTime(provider)
+	select {
+	case <-time.After(idle):
+	case <-ctx.Done():
+		wc.Stop()
+		return nil, ctx.Err()
+	}
+	hub1, err2 := CPUTime(e.hub.Pid())
+	prov1, err3 := CPUTime(provider)
+	f.Writes, f.WatchErr = wc.Snapshot()
+	f.TopKeys = wc.TopKeys(5)
+	wc.Stop()
+	for _, err := range []error{err0, err1, err2, err3} {
+		if err != nil {
+			return nil, err
+		}
+	}
+	f.HubCPU, f.ProviderCPU = hub1-hub0, prov1-prov0
+	if f.RSSConnectedKiB, err = RSSKiB(provider); err != nil {
+		return nil, err
+	}
+	if f.HubRSSKiB, err = RSSKiB(e.hub.Pid()); err != nil {
+		return nil, err
+	}
+	if d := int(up.Load()); d != f.Connected {
+		benchkit.Progress("fleet: %d tunnels dropped during the window", f.Connected-d)
+	}
+	return f, nil
+}
+
+// simAgent is one simulated agent: a revdial.Client on the edge's control
+// path with its own credential, as wharf-agent would connect.
+func (e *env) simAgent(name, cred string, onState func(bool, error)) (*revdial.Client, error) {
+	u := "wss://" + strings.TrimPrefix(e.backend(protocol.AgentBase(e.cluster, name)+"/proxy"), "https://")
+	hdr := http.Header{}
+	hdr.Set("Authorization", "Bearer "+cred)
+	hdr.Set(protocol.HeaderAgentVersion, "bench-sim")
+	hdr.Set(protocol.HeaderAgentHostname, name)
+	return revdial.NewClient(revdial.ClientConfig{
+		URL:       u,
+		Header:    func(context.Context) (http.Header, error) { return hdr.Clone(), nil },
+		TLSConfig: e.tls.Clone(),
+		OnState:   onState,
+	})
+}
+
+// providerPid finds the edges provider's process: the hub's child running
+// wharf-provider-edges. The hub starts it once the hub is ready, and again
+// after a crash, so it is looked up, not remembered from the start.
+func (e *env) providerPid(ctx context.Context) (int, error) {
+	var pid int
+	err := retry(ctx, time.Minute, func() error {
+		if pid = ChildRunning(e.hub.Pid(), "wharf-provider-edges"); pid == 0 {
+			return fmt.Errorf("no wharf-provider-edges child of the hub (pid %d)", e.hub.Pid())
+		}
+		return nil
+	})
+	return pid, err
+}
