@@ -1,0 +1,149 @@
+package edges
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/wharfhub/wharf/providers/edges/apis/v1alpha1"
+	"github.com/wharfhub/wharf/revdial"
+)
+
+// ErrNotConnected is wrapped by DialEdge when the edge has no tunnel.
+var ErrNotConnected = errors.New("edge is not connected")
+
+// tunnelID is the revdial id of an edge. It keys on the logical cluster:
+// same-named edges of two workspaces are two tunnels, never one.
+func tunnelID(cluster, name string) string { return cluster + "/" + name }
+
+// agentInfo is what the agent said about itself when it connected.
+type agentInfo struct {
+	edgeType   v1alpha1.EdgeType
+	version    string
+	hostname   string
+	sshHostKey string
+}
+
+// tunnel is one adopted control channel.
+type tunnel struct {
+	d     *revdial.Dialer
+	info  agentInfo
+	since time.Time
+}
+
+// registry holds the live tunnel of each edge, in memory: liveness costs no
+// etcd write until something changes (see status.go).
+type registry struct {
+	mu sync.Mutex
+	m  map[string]*tunnel
+	// seen are the edges that had a tunnel in this process: their
+	// Disconnected is real, while an edge this process never saw is given
+	// the startup grace.
+	seen map[string]bool
+}
+
+func newRegistry() *registry {
+	return &registry{m: map[string]*tunnel{}, seen: map[string]bool{}}
+}
+
+func (r *registry) get(id string) (*tunnel, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t, ok := r.m[id]
+	return t, ok
+}
+
+func (r *registry) wasSeen(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.seen[id]
+}
+
+func (r *registry) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.m)
+}
+
+// adopt makes d the tunnel of (cluster, name), replacing any older one, and
+// watches it until it dies or ctx ends.
+func (p *Provider) adopt(ctx context.Context, cluster, name string, d *revdial.Dialer, info agentInfo) {
+	id := tunnelID(cluster, name)
+	p.tunnels.mu.Lock()
+	p.tunnels.m[id] = &tunnel{d: d, info: info, since: p.clock.Now()}
+	p.tunnels.seen[id] = true
+	p.tunnels.mu.Unlock()
+	p.metrics.connected.Set(float64(p.tunnels.count()))
+	p.enqueue(cluster, name)
+	go func() {
+		select {
+		case <-d.Done():
+		case <-ctx.Done():
+			return
+		}
+		p.tunnelDone(cluster, name, d)
+	}()
+}
+
+// tunnelDone forgets d when it dies, unless a newer tunnel of the same edge
+// has replaced it: kedge's reconnect race let the old tunnel's clean-up
+// remove the new one and mark a connected edge Disconnected. revdial
+// registers the new dialer before it closes the old, so when d is Done a
+// newer one is either in our map already or in revdial's, about to be
+// adopted; in both cases nothing changes here.
+func (p *Provider) tunnelDone(cluster, name string, d *revdial.Dialer) {
+	id := tunnelID(cluster, name)
+	p.tunnels.mu.Lock()
+	cur := p.tunnels.m[id]
+	if cur == nil || cur.d != d {
+		p.tunnels.mu.Unlock()
+		return
+	}
+	if nd, ok := p.rd.Dialer(id); ok && nd != d {
+		p.tunnels.mu.Unlock()
+		return
+	}
+	delete(p.tunnels.m, id)
+	p.tunnels.mu.Unlock()
+	p.metrics.connected.Set(float64(p.tunnels.count()))
+	p.enqueue(cluster, name)
+}
+
+// closeEdge ends an edge's tunnel (the Edge was deleted).
+func (p *Provider) closeEdge(cluster, name string) {
+	if t, ok := p.tunnels.get(tunnelID(cluster, name)); ok {
+		_ = t.d.Close()
+	}
+}
+
+// DialEdge opens a connection through the edge's tunnel: HTTP to the edge
+// cluster's API server (kubernetes edges) or a raw stream to sshd (server
+// edges). The caller must have authorized the request already. It returns
+// an error wrapping ErrNotConnected when the edge has no tunnel.
+func (p *Provider) DialEdge(ctx context.Context, cluster, name string) (net.Conn, error) {
+	t, ok := p.tunnels.get(tunnelID(cluster, name))
+	if !ok {
+		p.metrics.dials.WithLabelValues("not_connected").Inc()
+		return nil, fmt.Errorf("edge %q: %w", name, ErrNotConnected)
+	}
+	start := p.clock.Now()
+	c, err := t.d.Dial(ctx)
+	p.metrics.dialDuration.Observe(p.clock.Since(start).Seconds())
+	if err != nil {
+		p.metrics.dials.WithLabelValues("error").Inc()
+		if errors.Is(err, revdial.ErrTunnelClosed) {
+			return nil, fmt.Errorf("edge %q: %w: %w", name, ErrNotConnected, err)
+		}
+		return nil, fmt.Errorf("edge %q: %w", name, err)
+	}
+	p.metrics.dials.WithLabelValues("success").Inc()
+	return c, nil
+}
+
+// Edge returns an Edge from the provider's cache.
+func (p *Provider) Edge(cluster, name string) (*v1alpha1.Edge, bool) {
+	return p.store.cached(cluster, name)
+}
