@@ -23,6 +23,11 @@ type ClientConfig struct {
 	// Header returns the headers for each control and pickup handshake.
 	// It is called every time, so rotated tokens are picked up. May be nil.
 	Header func(ctx context.Context) (http.Header, error)
+	// ControlHeader, if set, replaces Header for control handshakes only,
+	// so an agent can send its credential and costly facts (a scanned
+	// host key) on the control channel and keep pickups, which their
+	// token authorizes, bare.
+	ControlHeader func(ctx context.Context) (http.Header, error)
 	// TLSConfig for wss://. A session cache is added if it has none, so
 	// pickups resume TLS sessions instead of full handshakes.
 	TLSConfig *tls.Config
@@ -31,7 +36,34 @@ type ClientConfig struct {
 	// OnState, if set, is called after every connect (err nil) and every
 	// disconnect or failed attempt (err set). It must not block.
 	OnState func(connected bool, err error)
+	// OnConnect, if set, sees the response (101) of every successful
+	// control handshake before the tunnel serves any connection, so an
+	// embedding application can act on response headers first (the edges
+	// agent saves a rotated credential there). An error closes that
+	// control channel and counts as a failed attempt.
+	OnConnect func(resp *http.Response) error
+	// RetryDelay, if set, chooses the wait before the next attempt from the
+	// error that ended the last one (a *HandshakeError when the server
+	// answered the control handshake with another status), overriding
+	// Backoff for that attempt when ok is true. The agent uses it to slow
+	// down to the maximum once the server refuses its credential.
+	RetryDelay func(err error, attempt int) (d time.Duration, ok bool)
 }
+
+// HandshakeError is returned (wrapped) when the server answered a websocket
+// handshake with a status other than 101, so callers can tell a refused
+// credential (401, 403) from a network failure with errors.As.
+type HandshakeError struct {
+	Path       string
+	StatusCode int
+}
+
+func (e *HandshakeError) Error() string {
+	return fmt.Sprintf("revdial: %s: %v (HTTP %d)", e.Path, websocket.ErrBadHandshake, e.StatusCode)
+}
+
+// Unwrap keeps errors.Is(err, websocket.ErrBadHandshake) true.
+func (e *HandshakeError) Unwrap() error { return websocket.ErrBadHandshake }
 
 // Client is an agent that keeps a control channel to the server open,
 // reconnecting with backoff, and is itself the net.Listener of every
@@ -144,7 +176,13 @@ func (c *Client) Run(ctx context.Context) error {
 		if c.cfg.OnState != nil {
 			c.cfg.OnState(false, err)
 		}
-		t := time.NewTimer(c.cfg.Backoff.Delay(attempt))
+		delay := c.cfg.Backoff.Delay(attempt)
+		if c.cfg.RetryDelay != nil {
+			if d, ok := c.cfg.RetryDelay(err, attempt); ok {
+				delay = d
+			}
+		}
+		t := time.NewTimer(delay)
 		attempt++
 		select {
 		case <-ctx.Done():
@@ -158,9 +196,19 @@ func (c *Client) Run(ctx context.Context) error {
 // session dials the control channel once and serves it until it dies. It
 // returns how long it was connected (zero if the dial failed).
 func (c *Client) session(ctx context.Context) (time.Duration, error) {
-	ws, err := c.dial(ctx, c.control, c.url)
+	header := c.cfg.Header
+	if c.cfg.ControlHeader != nil {
+		header = c.cfg.ControlHeader
+	}
+	ws, resp, err := c.dialResp(ctx, c.control, c.url, header)
 	if err != nil {
 		return 0, fmt.Errorf("revdial: control dial: %w", err)
+	}
+	if c.cfg.OnConnect != nil {
+		if err := c.cfg.OnConnect(resp); err != nil {
+			ws.Close()
+			return 0, fmt.Errorf("revdial: control connect hook: %w", err)
+		}
 	}
 	start := time.Now()
 	l := newListener(ws, c.openPickup, c.cfg.Options, c.out)
@@ -190,11 +238,17 @@ func (c *Client) openPickup(ctx context.Context, connPath string) (*websocket.Co
 }
 
 func (c *Client) dial(ctx context.Context, d *websocket.Dialer, u *url.URL) (*websocket.Conn, error) {
+	ws, _, err := c.dialResp(ctx, d, u, c.cfg.Header)
+	return ws, err
+}
+
+// dialResp is dial that also returns the handshake's response.
+func (c *Client) dialResp(ctx context.Context, d *websocket.Dialer, u *url.URL, header func(context.Context) (http.Header, error)) (*websocket.Conn, *http.Response, error) {
 	var h http.Header
-	if c.cfg.Header != nil {
+	if header != nil {
 		var err error
-		if h, err = c.cfg.Header(ctx); err != nil {
-			return nil, fmt.Errorf("revdial: headers: %w", err)
+		if h, err = header(ctx); err != nil {
+			return nil, nil, fmt.Errorf("revdial: headers: %w", err)
 		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Options.HandshakeTimeout)
@@ -203,9 +257,9 @@ func (c *Client) dial(ctx context.Context, d *websocket.Dialer, u *url.URL) (*we
 	if err != nil {
 		if resp != nil && errors.Is(err, websocket.ErrBadHandshake) {
 			resp.Body.Close()
-			return nil, fmt.Errorf("revdial: %s: %w (HTTP %d)", u.Path, err, resp.StatusCode)
+			return nil, nil, &HandshakeError{Path: u.Path, StatusCode: resp.StatusCode}
 		}
-		return nil, fmt.Errorf("revdial: %s: %w", u.Path, err)
+		return nil, nil, fmt.Errorf("revdial: %s: %w", u.Path, err)
 	}
-	return ws, nil
+	return ws, resp, nil
 }

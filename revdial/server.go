@@ -195,13 +195,21 @@ func (s *Server) Close() error {
 // messages (an idle tunnel should cost little memory) and adopts it as the
 // dialer for id.
 func (s *Server) Upgrade(w http.ResponseWriter, r *http.Request, id string) (*Dialer, error) {
+	return s.UpgradeWithHeader(w, r, id, nil)
+}
+
+// UpgradeWithHeader is Upgrade with extra headers on the 101 answer (the
+// edges provider hands a rotated agent credential there; the agent sees it
+// through ClientConfig.OnConnect). Headers set on w are not sent: the
+// websocket library writes the 101 itself.
+func (s *Server) UpgradeWithHeader(w http.ResponseWriter, r *http.Request, id string, header http.Header) (*Dialer, error) {
 	u := websocket.Upgrader{
 		HandshakeTimeout: s.opts.HandshakeTimeout,
 		ReadBufferSize:   1024,
 		WriteBufferSize:  1024,
 		CheckOrigin:      func(*http.Request) bool { return true },
 	}
-	ws, err := u.Upgrade(w, r, nil)
+	ws, err := u.Upgrade(w, r, header)
 	if err != nil {
 		return nil, fmt.Errorf("revdial: control upgrade: %w", err)
 	}
