@@ -17,7 +17,10 @@ func main() {
 	err := cli.NewRoot().ExecuteContext(ctx)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "wharf:", err)
-		os.Exit(1)
+		// API errors read like kubectl's; `wharf ssh` passes ssh's status on.
+		if msg := cli.Message(err); msg != "" {
+			fmt.Fprintln(os.Stderr, msg)
+		}
+		os.Exit(cli.ExitCode(err))
 	}
 }

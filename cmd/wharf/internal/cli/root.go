@@ -15,7 +15,7 @@ func NewRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newLoginCommand(), newCredentialCommand())
+	root.AddCommand(newLoginCommand(), newCredentialCommand(), newEdgeCommand(), newKubeconfigCommand(), newSSHCommand(), newSSHProxyCommand(), newSSHConfigCommand())
 	return root
 }
 

@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// kubectlError is an API error worded the way kubectl prints it
+// ("Error from server (NotFound): ..."). main prints it without the
+// "wharf:" prefix so the CLI reads like kubectl for the same failure.
+type kubectlError struct{ err error }
+
+func (e *kubectlError) Error() string {
+	var s apierrors.APIStatus
+	if !errors.As(e.err, &s) {
+		return e.err.Error()
+	}
+	st := s.Status()
+	if st.Reason == "" || st.Reason == metav1.StatusReasonUnknown {
+		return "Error from server: " + st.Message
+	}
+	return fmt.Sprintf("Error from server (%s): %s", st.Reason, st.Message)
+}
+
+func (e *kubectlError) Unwrap() error { return e.err }
+
+// fromServer wraps API errors as kubectlError and leaves others alone.
+func fromServer(err error) error {
+	var s apierrors.APIStatus
+	if err == nil || !errors.As(err, &s) {
+		return err
+	}
+	return &kubectlError{err: err}
+}
+
+// statusFromResponse turns a non-2xx answer of the provider backend into an
+// API error: the hub and the provider answer with Status JSON; anything else
+// (a proxy in between) becomes a generic error carrying the HTTP status.
+func statusFromResponse(code int, body []byte) error {
+	var st metav1.Status
+	if err := json.Unmarshal(body, &st); err == nil && st.Kind == "Status" && st.Status == metav1.StatusFailure {
+		if st.Code == 0 {
+			st.Code = int32(code)
+		}
+		return &apierrors.StatusError{ErrStatus: st}
+	}
+	msg := strings.TrimSpace(string(body))
+	if len(msg) > 200 {
+		msg = msg[:200] + "…"
+	}
+	if msg == "" {
+		msg = http.StatusText(code)
+	}
+	return apierrors.NewGenericServerResponse(code, "", edgeGR, "", msg, 0, false)
+}
+
+// exitError ends the process with Code and prints nothing: `wharf ssh`
+// returns the remote command's status this way.
+type exitError struct{ Code int }
+
+func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
+
+// ExitCode is the process status for an error RunE returned: a remote
+// command's status for `wharf ssh`, else 1.
+func ExitCode(err error) int {
+	var x *exitError
+	if errors.As(err, &x) {
+		return x.Code
+	}
+	if err != nil {
+		return 1
+	}
+	return 0
+}
+
+// Message is what main prints for err on stderr: "" for an exit status
+// passed through, kubectl's wording for API errors, else "wharf: <err>".
+func Message(err error) string {
+	var x *exitError
+	var k *kubectlError
+	switch {
+	case err == nil, errors.As(err, &x):
+		return ""
+	case errors.As(err, &k):
+		return k.Error()
+	default:
+		return "wharf: " + err.Error()
+	}
+}
