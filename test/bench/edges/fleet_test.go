@@ -150,16 +150,33 @@ func runFleet(ctx context.Context, e *env, n int, idle time.Duration) (*Fleet, e
 }
 
 // simAgent is one simulated agent: a revdial.Client on the edge's control
-// path with its own credential, as wharf-agent would connect.
+// path with its own credential, as wharf-agent would connect. The
+// credential goes on the control handshake only (pickups are authorized by
+// their token), and a rotated one from the 101 replaces it, as the agent
+// saves it, so a reconnect during the bench presents the current one.
 func (e *env) simAgent(name, cred string, onState func(bool, error)) (*revdial.Client, error) {
 	u := "wss://" + strings.TrimPrefix(e.backend(protocol.AgentBase(e.cluster, name)+"/proxy"), "https://")
-	hdr := http.Header{}
-	hdr.Set("Authorization", "Bearer "+cred)
-	hdr.Set(protocol.HeaderAgentVersion, "bench-sim")
-	hdr.Set(protocol.HeaderAgentHostname, name)
+	var mu sync.Mutex
+	current := cred
 	return revdial.NewClient(revdial.ClientConfig{
-		URL:       u,
-		Header:    func(context.Context) (http.Header, error) { return hdr.Clone(), nil },
+		URL: u,
+		ControlHeader: func(context.Context) (http.Header, error) {
+			hdr := http.Header{}
+			mu.Lock()
+			hdr.Set("Authorization", "Bearer "+current)
+			mu.Unlock()
+			hdr.Set(protocol.HeaderAgentVersion, "bench-sim")
+			hdr.Set(protocol.HeaderAgentHostname, name)
+			return hdr, nil
+		},
+		OnConnect: func(resp *http.Response) error {
+			if c := resp.Header.Get(protocol.HeaderRotatedCredential); c != "" {
+				mu.Lock()
+				current = c
+				mu.Unlock()
+			}
+			return nil
+		},
 		TLSConfig: e.tls.Clone(),
 		OnState:   onState,
 	})
