@@ -39,7 +39,7 @@ const (
 	DefaultMaxCachedDecision = 10000
 )
 
-// AuthorizerConfig configures NewAuthorizer.
+// AuthorizerConfig configures NewHubAuthorizer.
 type AuthorizerConfig struct {
 	// HubURL is the hub's internal URL (sdk.HubConfig.HubURL).
 	HubURL string
@@ -55,18 +55,19 @@ type AuthorizerConfig struct {
 	Clock clock.PassiveClock
 }
 
-// Authorizer decides whether the caller of a backend request may use an
-// edge, by asking the hub. It answers with Kubernetes StatusErrors.
-type Authorizer struct {
+// HubAuthorizer is the Authorizer the provider runs with: it decides
+// whether the caller of a backend request may use an edge by asking the
+// hub. It answers with Kubernetes StatusErrors.
+type HubAuthorizer struct {
 	hubURL   *url.URL
 	caller   *http.Client // TLS to the hub, no credential: the caller's token is added per review
 	provider *http.Client // acts as the provider (SubjectAccessReviews)
 	cache    *decisionCache
 }
 
-// NewAuthorizer builds an Authorizer. It needs the hub URL and a rest
+// NewHubAuthorizer builds a HubAuthorizer. It needs the hub URL and a rest
 // config whose TLS settings trust the hub.
-func NewAuthorizer(cfg AuthorizerConfig) (*Authorizer, error) {
+func NewHubAuthorizer(cfg AuthorizerConfig) (*HubAuthorizer, error) {
 	if cfg.HubURL == "" || cfg.RestConfig == nil {
 		return nil, errors.New("edges authorizer: hub URL and rest config are required")
 	}
@@ -99,7 +100,7 @@ func NewAuthorizer(cfg AuthorizerConfig) (*Authorizer, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
-	return &Authorizer{
+	return &HubAuthorizer{
 		hubURL: u, caller: caller, provider: provider,
 		cache: newDecisionCache(cfg.Clock, cfg.TTL, cfg.MaxEntries),
 	}, nil
@@ -109,7 +110,7 @@ func NewAuthorizer(cfg AuthorizerConfig) (*Authorizer, error) {
 // It returns nil when allowed, 401 without a hub-asserted identity, and
 // otherwise 403 with kube's wording, the same whether or not the edge
 // exists: the caller learns nothing about edges they may not use.
-func (a *Authorizer) Authorize(ctx context.Context, r *http.Request, cluster, name, verb string) error {
+func (a *HubAuthorizer) Authorize(ctx context.Context, r *http.Request, cluster, name, verb string) error {
 	attrs := reviewAttrs{resource: &authorizationv1.ResourceAttributes{
 		Group: v1alpha1.GroupName, Version: v1alpha1.Version, Resource: v1alpha1.Resource, Name: name, Verb: verb,
 	}}
@@ -119,7 +120,7 @@ func (a *Authorizer) Authorize(ctx context.Context, r *http.Request, cluster, na
 }
 
 // AuthorizeNonResource checks verb on a non-resource path in cluster.
-func (a *Authorizer) AuthorizeNonResource(ctx context.Context, r *http.Request, cluster, path, verb string) error {
+func (a *HubAuthorizer) AuthorizeNonResource(ctx context.Context, r *http.Request, cluster, path, verb string) error {
 	attrs := reviewAttrs{nonResource: &authorizationv1.NonResourceAttributes{Path: path, Verb: verb}}
 	return a.authorize(ctx, r, cluster, attrs, func(user string) error {
 		return apierrors.NewForbidden(schema.GroupResource{}, "",
@@ -145,7 +146,7 @@ func (ra reviewAttrs) key() string {
 	return "n\x00" + ra.nonResource.Path + "\x00" + ra.nonResource.Verb
 }
 
-func (a *Authorizer) authorize(ctx context.Context, r *http.Request, cluster string, attrs reviewAttrs, deny func(user string) error) error {
+func (a *HubAuthorizer) authorize(ctx context.Context, r *http.Request, cluster string, attrs reviewAttrs, deny func(user string) error) error {
 	id, ok := sdk.IdentityFrom(r)
 	if !ok {
 		return apierrors.NewUnauthorized("Unauthorized")
@@ -201,7 +202,7 @@ func (a *Authorizer) authorize(ctx context.Context, r *http.Request, cluster str
 // may do attrs in cluster. The hub evaluates the full identity, including
 // the confinement of service accounts to their workspace, which a
 // SubjectAccessReview naming only user and groups would lose.
-func (a *Authorizer) selfReview(ctx context.Context, cluster, token string, attrs reviewAttrs) (bool, error) {
+func (a *HubAuthorizer) selfReview(ctx context.Context, cluster, token string, attrs reviewAttrs) (bool, error) {
 	review := &authorizationv1.SelfSubjectAccessReview{
 		TypeMeta: metav1.TypeMeta{APIVersion: "authorization.k8s.io/v1", Kind: "SelfSubjectAccessReview"},
 		Spec:     authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: attrs.resource, NonResourceAttributes: attrs.nonResource},
@@ -228,7 +229,7 @@ func (a *Authorizer) selfReview(ctx context.Context, cluster, token string, attr
 // subjectReview asks the hub, as the provider, about a caller that has no
 // bearer token (a client certificate): user, groups and the confinement
 // extra to this cluster.
-func (a *Authorizer) subjectReview(ctx context.Context, cluster string, id sdk.Identity, attrs reviewAttrs) (bool, error) {
+func (a *HubAuthorizer) subjectReview(ctx context.Context, cluster string, id sdk.Identity, attrs reviewAttrs) (bool, error) {
 	review := &authorizationv1.SubjectAccessReview{
 		TypeMeta: metav1.TypeMeta{APIVersion: "authorization.k8s.io/v1", Kind: "SubjectAccessReview"},
 		Spec: authorizationv1.SubjectAccessReviewSpec{
@@ -253,7 +254,7 @@ func (a *Authorizer) subjectReview(ctx context.Context, cluster string, id sdk.I
 	return out.Status.Allowed && !out.Status.Denied, nil
 }
 
-func (a *Authorizer) post(ctx context.Context, c *http.Client, cluster, resource, authz string, in, out any) (int, error) {
+func (a *HubAuthorizer) post(ctx context.Context, c *http.Client, cluster, resource, authz string, in, out any) (int, error) {
 	body, err := json.Marshal(in)
 	if err != nil {
 		return 0, fmt.Errorf("encoding review: %w", err)
@@ -295,18 +296,4 @@ func bearerToken(h string) (string, bool) {
 	}
 	tok = strings.TrimSpace(tok)
 	return tok, tok != ""
-}
-
-// validCluster admits logical cluster ids and workspace paths only, so the
-// value cannot escape /clusters/<cluster> in a review URL.
-func validCluster(c string) bool {
-	if c == "" || len(c) > 253 {
-		return false
-	}
-	for _, r := range c {
-		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == ':') {
-			return false
-		}
-	}
-	return true
 }

@@ -2,7 +2,6 @@ package edges
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -11,7 +10,6 @@ import (
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/klog/v2"
@@ -26,12 +24,6 @@ var schemaEdges = schema.GroupResource{Group: v1alpha1.GroupName, Resource: v1al
 
 // VerbProxy is the verb a caller must hold on edges/<name> to use its egress.
 const VerbProxy = "proxy"
-
-// EdgeAuthorizer is what the egress handler asks before anything else;
-// *Authorizer implements it.
-type EdgeAuthorizer interface {
-	Authorize(ctx context.Context, r *http.Request, cluster, name, verb string) error
-}
 
 // Tunnel is one live agent tunnel; *revdial.Dialer implements it. A new
 // tunnel of the same edge is a new Tunnel value, and Done closes when this
@@ -49,7 +41,7 @@ type EgressMetrics interface {
 
 // EgressConfig configures NewEgress.
 type EgressConfig struct {
-	Authorizer EdgeAuthorizer
+	Authorizer Authorizer
 	// Edge returns the Edge from the provider's cluster-aware cache.
 	Edge func(cluster, name string) (*v1alpha1.Edge, bool)
 	// Tunnel returns the edge's live tunnel, if its agent is connected.
@@ -75,6 +67,7 @@ func NewEgress(cfg EgressConfig) (*Egress, error) {
 	}
 	e := &Egress{cfg: cfg, mux: http.NewServeMux(), transports: map[Tunnel]*http.Transport{}}
 	e.Register(e.mux)
+	e.mux.HandleFunc("/", notFound)
 	return e, nil
 }
 
@@ -132,26 +125,6 @@ func (e *Egress) dial(ctx context.Context, t Tunnel, typ v1alpha1.EdgeType) (net
 		return c, nil
 	}
 	return &countingConn{Conn: c, typ: typ, m: e.cfg.Metrics}, nil
-}
-
-// writeStatus answers with a Kubernetes Status object, as kubectl expects.
-func writeStatus(w http.ResponseWriter, err error) {
-	var st metav1.Status
-	var se apierrors.APIStatus
-	if errors.As(err, &se) {
-		st = se.Status()
-	} else {
-		st = apierrors.NewInternalError(errors.New("internal error")).Status()
-	}
-	st.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Status"}
-	code := int(st.Code)
-	if code == 0 {
-		code = http.StatusInternalServerError
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(&st)
 }
 
 // logDenial records refusals at a verbose level, with no credential.

@@ -156,3 +156,8 @@ func asHub(t *testing.T, method, url string, id sdk.Identity) *http.Request {
 	sdk.SetIdentity(req.Header, id)
 	return req
 }
+
+func (a *tableAuthorizer) AuthorizeNonResource(_ context.Context, r *http.Request, _, path, verb string) error {
+	id, _ := sdk.IdentityFrom(r)
+	return forbiddenEdge(id.User, path, verb)
+}

@@ -30,17 +30,17 @@ func (e *Egress) serveK8s(w http.ResponseWriter, r *http.Request) {
 	_, t, err := e.open(r, v1alpha1.TypeKubernetes)
 	if err != nil {
 		logDenial(r, err)
-		writeStatus(w, err)
+		writeStatus(w, r, err)
 		return
 	}
 	suffix, ok := k8sSuffix(r)
 	if !ok {
-		writeStatus(w, apierrors.NewNotFound(schemaEdges, r.PathValue("name")))
+		writeStatus(w, r, apierrors.NewNotFound(schemaEdges, r.PathValue("name")))
 		return
 	}
 	unescaped, err := url.PathUnescape(suffix)
 	if err != nil {
-		writeStatus(w, apierrors.NewBadRequest("invalid path"))
+		writeStatus(w, r, apierrors.NewBadRequest("invalid path"))
 		return
 	}
 	id, _ := sdk.IdentityFrom(r)
@@ -53,6 +53,12 @@ func (e *Egress) serveK8s(w http.ResponseWriter, r *http.Request) {
 			pr.Out.Host = ""
 			setEdgeHeaders(pr.Out.Header, id)
 		},
+		// An edge is run by a workspace admin, who must not be able to set
+		// cookies on the hub's origin in a user's browser.
+		ModifyResponse: func(resp *http.Response) error {
+			resp.Header.Del("Set-Cookie")
+			return nil
+		},
 		Transport:     e.transport(t),
 		FlushInterval: -1, // watches and logs stream
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
@@ -60,7 +66,7 @@ func (e *Egress) serveK8s(w http.ResponseWriter, r *http.Request) {
 				return // the client left
 			}
 			klog.FromContext(r.Context()).V(2).Info("Edge egress failed", "cluster", r.PathValue("cluster"), "edge", name, "err", err.Error())
-			writeStatus(w, apierrors.NewServiceUnavailable(fmt.Sprintf("error trying to reach edge %q", name)))
+			writeStatus(w, r, apierrors.NewServiceUnavailable(fmt.Sprintf("error trying to reach edge %q", name)))
 		},
 	}
 	rp.ServeHTTP(w, r)

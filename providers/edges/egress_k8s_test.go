@@ -66,6 +66,7 @@ func echoTarget(release <-chan struct{}) http.Handler {
 			<-release
 			fmt.Fprintln(w, `{"type":"MODIFIED"}`)
 		default:
+			http.SetCookie(w, &http.Cookie{Name: "wharf_session", Value: "fixed-by-edge"})
 			h := map[string][]string{}
 			for k, v := range r.Header {
 				h[k] = v
@@ -85,6 +86,9 @@ func getSeen(t *testing.T, req *http.Request) seen {
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 200 {
 		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	if c := resp.Header.Values("Set-Cookie"); len(c) > 0 {
+		t.Errorf("the edge set cookies on the hub's origin: %q", c)
 	}
 	var s seen
 	if err := json.Unmarshal(body, &s); err != nil {

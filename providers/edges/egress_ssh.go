@@ -31,26 +31,26 @@ const (
 // sees ciphertext only.
 func (e *Egress) serveSSH(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet || !websocket.IsWebSocketUpgrade(r) {
-		writeStatus(w, apierrors.NewBadRequest("the ssh egress is a websocket: send GET with Upgrade: websocket"))
+		writeStatus(w, r, apierrors.NewBadRequest("the ssh egress is a websocket: send GET with Upgrade: websocket"))
 		return
 	}
 	if !sameOrigin(r) {
 		// A browser page elsewhere must not ride a user's hub session
 		// into their servers (cross-site websocket hijacking).
-		writeStatus(w, apierrors.NewForbidden(schemaEdges, r.PathValue("name"), errors.New("cross-origin websocket refused")))
+		writeStatus(w, r, apierrors.NewForbidden(schemaEdges, r.PathValue("name"), errors.New("cross-origin websocket refused")))
 		return
 	}
 	_, t, err := e.open(r, v1alpha1.TypeServer)
 	if err != nil {
 		logDenial(r, err)
-		writeStatus(w, err)
+		writeStatus(w, r, err)
 		return
 	}
 	// Dial before the upgrade, so a dead tunnel still answers a Status.
 	conn, err := e.dial(r.Context(), t, v1alpha1.TypeServer)
 	if err != nil {
 		klog.FromContext(r.Context()).V(2).Info("Edge ssh dial failed", "cluster", r.PathValue("cluster"), "edge", r.PathValue("name"), "err", err.Error())
-		writeStatus(w, apierrors.NewServiceUnavailable(fmt.Sprintf("edge %q is not connected", r.PathValue("name"))))
+		writeStatus(w, r, apierrors.NewServiceUnavailable(fmt.Sprintf("edge %q is not connected", r.PathValue("name"))))
 		return
 	}
 	up := websocket.Upgrader{

@@ -14,11 +14,11 @@ import (
 // deadlines can notice that. Restore drops the black-holed connections
 // (as a rebooted middlebox would) and forwards new ones again.
 type relay struct {
-	Addr   string
-	target string
-	ln     net.Listener
+	Addr string
+	ln   net.Listener
 
 	mu        sync.Mutex
+	dest      string // where new connections go (Retarget changes it)
 	blackhole bool
 	conns     map[net.Conn]bool // both sides of every live pair
 }
@@ -29,7 +29,7 @@ func startRelay(t *testing.T, target string) *relay {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &relay{Addr: ln.Addr().String(), target: target, ln: ln, conns: map[net.Conn]bool{}}
+	r := &relay{Addr: ln.Addr().String(), dest: target, ln: ln, conns: map[net.Conn]bool{}}
 	go r.accept()
 	t.Cleanup(func() {
 		_ = ln.Close()
@@ -57,7 +57,10 @@ func (r *relay) accept() {
 }
 
 func (r *relay) pipe(c net.Conn) {
-	up, err := net.Dial("tcp", r.target)
+	r.mu.Lock()
+	dest := r.dest
+	r.mu.Unlock()
+	up, err := net.Dial("tcp", dest)
 	if err != nil {
 		r.drop(c)
 		return
@@ -123,6 +126,14 @@ func (r *relay) Restore() {
 	for _, c := range all {
 		_ = c.Close()
 	}
+}
+
+// Retarget sends new connections to addr; current ones stay where they
+// are.
+func (r *relay) Retarget(addr string) {
+	r.mu.Lock()
+	r.dest = addr
+	r.mu.Unlock()
 }
 
 // Sever closes every current connection (both sides see a reset/EOF) and

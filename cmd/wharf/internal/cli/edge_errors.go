@@ -57,7 +57,28 @@ func statusFromResponse(code int, body []byte) error {
 	if msg == "" {
 		msg = http.StatusText(code)
 	}
-	return apierrors.NewGenericServerResponse(code, "", edgeGR, "", msg, 0, false)
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: int32(code), Reason: reasonForCode(code), Message: msg,
+	}}
+}
+
+// reasonForCode names the common refusals; other codes stay Unknown, which
+// kubectl prints as a bare "Error from server: <message>".
+func reasonForCode(code int) metav1.StatusReason {
+	switch code {
+	case http.StatusUnauthorized:
+		return metav1.StatusReasonUnauthorized
+	case http.StatusForbidden:
+		return metav1.StatusReasonForbidden
+	case http.StatusNotFound:
+		return metav1.StatusReasonNotFound
+	case http.StatusTooManyRequests:
+		return metav1.StatusReasonTooManyRequests
+	case http.StatusServiceUnavailable:
+		return metav1.StatusReasonServiceUnavailable
+	default:
+		return metav1.StatusReasonUnknown
+	}
 }
 
 // exitError ends the process with Code and prints nothing: `wharf ssh`
