@@ -133,7 +133,7 @@ func writeJoin(w io.Writer, e *edgesv1.Edge, bundle, expiresAt string, now time.
 		fmt.Fprintln(w, "# add --kubeconfig <path> to pick the edge cluster's kubeconfig file.")
 	}
 	fmt.Fprintln(w, "# To keep the token out of shell history, save the bundle (the word after --join) in a")
-	fmt.Fprintln(w, "# 0600 file and pass --join \"$(cat <file>)\" instead.")
+	fmt.Fprintln(w, "# 0600 file and pass --join-file <file> instead of --join.")
 	fmt.Fprintf(w, "# After the first join the agent runs from %s alone; the agent dials out and listens on nothing.\n", agentStateDir)
 }
 
