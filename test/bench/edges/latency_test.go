@@ -67,7 +67,13 @@ func runLatency(ctx context.Context, e *env, kc *kube.Cluster, work string, n in
 	if l.FirstAfterConnect, err = list(edge); err != nil {
 		return nil, a.annotate(fmt.Errorf("first GET through the edge: %w", err))
 	}
-	if l.FirstDirect, err = list(direct); err != nil {
+	// A fresh client for the direct side too: direct's connection is warm
+	// from the RBAC write above.
+	fresh, err := kubernetes.NewForConfig(noLimit(kc.Config()))
+	if err != nil {
+		return nil, err
+	}
+	if l.FirstDirect, err = list(fresh); err != nil {
 		return nil, fmt.Errorf("first GET direct: %w", err)
 	}
 	benchkit.Progress("latency: %d GETs each way, interleaved", n)

@@ -26,8 +26,10 @@ func sortKeyCounts(s []KeyCount) {
 
 // Fleet is the result of the idle-fleet part.
 type Fleet struct {
-	Edges, Connected, Ready int
-	ConnectTime             time.Duration // from the first control dial to all connected
+	Edges, Joined, Connected, Ready int
+	JoinTime                        time.Duration // creating and joining the Joined edges
+	ConnectTime                     time.Duration // from the first control dial to all connected
+	ReadyTime                       time.Duration // from all connected to all Ready (or giving up)
 	// Provider VmRSS: before any Edge existed, with every Edge created and
 	// joined but no tunnel up, and with every tunnel up and idle.
 	RSSEmptyKiB, RSSJoinedKiB, RSSConnectedKiB int64
@@ -111,8 +113,12 @@ func Report(w io.Writer, f *Fleet, l *Latency, s *SSH, skipped map[string]string
 		fmt.Fprintf(w, "%-52s %14s %14s %10s  %s\n", name, a, b, r, goal)
 	}
 	if f != nil {
-		fmt.Fprintf(w, "-- 1. idle fleet: %d edges, %d tunnels up, %d Ready, connected in %s, idle window %s\n",
-			f.Edges, f.Connected, f.Ready, f.ConnectTime.Round(time.Millisecond), f.Idle)
+		fmt.Fprintf(w, "-- 1. idle fleet: %d edges asked, %d created and joined in %s (%.1f joins/s), %d tunnels up in %s, %d Ready %s later; idle window %s\n",
+			f.Edges, f.Joined, f.JoinTime.Round(time.Second), float64(f.Joined)/max(f.JoinTime.Seconds(), 1e-9),
+			f.Connected, f.ConnectTime.Round(time.Millisecond), f.Ready, f.ReadyTime.Round(time.Second), f.Idle)
+		if f.Joined < f.Edges {
+			fmt.Fprintf(w, "   (only %d of %d edges joined within the bench's join budget: the per-edge numbers are over %d)\n", f.Joined, f.Edges, f.Joined)
+		}
 		n := float64(max(f.Connected, 1))
 		row("provider RSS per idle edge, tunnel only (KiB)", fmt.Sprintf("%.1f", float64(f.RSSConnectedKiB-f.RSSJoinedKiB)/n), "", "", "")
 		row("provider RSS per edge, object+credential+tunnel (KiB)", fmt.Sprintf("%.1f", float64(f.RSSConnectedKiB-f.RSSEmptyKiB)/n), "", "", "")

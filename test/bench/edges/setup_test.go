@@ -294,14 +294,18 @@ func (e *env) edgeStatus(ctx context.Context, name string) (v1alpha1.EdgeStatus,
 	return st, err
 }
 
-// countReady lists the edges and counts those whose phase is Ready.
-func (e *env) countReady(ctx context.Context) (int, error) {
+// countReady lists the edges and counts those named prefix… whose phase
+// is Ready.
+func (e *env) countReady(ctx context.Context, prefix string) (int, error) {
 	l, err := e.dyn.Resource(v1alpha1.GVR).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return 0, err
 	}
 	n := 0
 	for _, it := range l.Items {
+		if !strings.HasPrefix(it.GetName(), prefix) {
+			continue
+		}
 		if p, _, _ := unstructured.NestedString(it.Object, "status", "phase"); p == string(v1alpha1.PhaseReady) {
 			n++
 		}
