@@ -3,6 +3,7 @@ package edgesbench
 import (
 	"context"
 	"fmt"
+	"net"
 	"path/filepath"
 	"time"
 
@@ -54,7 +55,7 @@ func runLatency(ctx context.Context, e *env, kc *kube.Cluster, work string, n in
 		return nil, err
 	}
 	l.AgentStartToReady = time.Since(a.started)
-	edge, err := kubernetes.NewForConfig(e.userConfig(st.URL))
+	edge, err := kubernetes.NewForConfig(ownTransport(e.userConfig(st.URL)))
 	if err != nil {
 		return nil, err
 	}
@@ -67,9 +68,9 @@ func runLatency(ctx context.Context, e *env, kc *kube.Cluster, work string, n in
 	if l.FirstAfterConnect, err = list(edge); err != nil {
 		return nil, a.annotate(fmt.Errorf("first GET through the edge: %w", err))
 	}
-	// A fresh client for the direct side too: direct's connection is warm
-	// from the RBAC write above.
-	fresh, err := kubernetes.NewForConfig(noLimit(kc.Config()))
+	// A fresh client for the direct side too (direct's connection is warm
+	// from the RBAC write above), so both first GETs open a connection.
+	fresh, err := kubernetes.NewForConfig(ownTransport(noLimit(kc.Config())))
 	if err != nil {
 		return nil, err
 	}
@@ -110,5 +111,13 @@ func runLatency(ctx context.Context, e *env, kc *kube.Cluster, work string, n in
 
 func noLimit(c *rest.Config) *rest.Config {
 	c.QPS, c.Burst = -1, 0
+	return c
+}
+
+// ownTransport gives c a transport of its own: client-go shares one per TLS
+// configuration, unless a Dial is set, and a shared one would carry warm
+// connections into a "first request" measurement.
+func ownTransport(c *rest.Config) *rest.Config {
+	c.Dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	return c
 }
