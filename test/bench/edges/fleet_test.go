@@ -2,6 +2,7 @@ package edgesbench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -88,7 +89,7 @@ func runFleet(ctx context.Context, e *env, n int, idle time.Duration) (*Fleet, e
 	// Ready is the provider's status, written asynchronously; wait for it
 	// but report the count if it never gets there.
 	readyStart := time.Now()
-	for deadline := readyStart.Add(2 * time.Minute); time.Now().Before(deadline); {
+	for deadline := readyStart.Add(90 * time.Second); time.Now().Before(deadline); {
 		if r, err := e.countReady(ctx, "sim-"); err == nil {
 			if f.Ready = r; r >= n {
 				break
@@ -109,6 +110,7 @@ func runFleet(ctx context.Context, e *env, n int, idle time.Duration) (*Fleet, e
 	if err != nil {
 		return nil, err
 	}
+	m0, merr := e.metrics(ctx)
 	hub0, err0 := CPUTime(e.hub.Pid())
 	prov0, err1 := CPUTime(provider)
 	select {
@@ -119,6 +121,13 @@ func runFleet(ctx context.Context, e *env, n int, idle time.Duration) (*Fleet, e
 	}
 	hub1, err2 := CPUTime(e.hub.Pid())
 	prov1, err3 := CPUTime(provider)
+	if m1, err := e.metrics(ctx); merr == nil && err == nil {
+		const sw = "wharf_edges_status_writes_total"
+		f.StatusWrites = int(m1.Sum(sw) - m0.Sum(sw))
+		f.ConnectedGauge = int(m1.Sum("wharf_edges_connected"))
+	} else {
+		f.MetricsErr = errors.Join(merr, err)
+	}
 	f.Writes, f.WatchErr = wc.Snapshot()
 	f.TopKeys = wc.TopKeys(5)
 	wc.Stop()
@@ -143,7 +152,7 @@ func runFleet(ctx context.Context, e *env, n int, idle time.Duration) (*Fleet, e
 // joinBudget bounds the create-and-join phase, so the benchmark's run time
 // stays bounded when the provider joins slowly; the fleet is then the
 // edges joined by then, and the report says so.
-const joinBudget = 3 * time.Minute
+const joinBudget = 2 * time.Minute
 
 // joinFleet creates edges sim-0000… and joins each with its own token and
 // credential, on 16 workers, until n are joined or joinBudget passes. It

@@ -179,3 +179,31 @@ func TestDistAndReport(t *testing.T) {
 		}
 	}
 }
+
+func TestParseSamples(t *testing.T) {
+	s := ParseSamples(`# HELP wharf_edges_connected Edges whose agent tunnel is up.
+# TYPE wharf_edges_connected gauge
+wharf_edges_connected 207
+wharf_edges_tunnel_dials_total{result="success"} 300
+wharf_edges_tunnel_dials_total{result="error"} 2 1700000000000
+wharf_edges_tunnel_dial_duration_seconds_sum 1.5
+wharf_edges_weird{path="a b}c"} 4
+garbage line
+`)
+	for _, c := range []struct {
+		name   string
+		labels []string
+		want   float64
+	}{
+		{"wharf_edges_connected", nil, 207},
+		{"wharf_edges_tunnel_dials_total", nil, 302},
+		{"wharf_edges_tunnel_dials_total", []string{`result="success"`}, 300},
+		{"wharf_edges_tunnel_dial_duration_seconds_sum", nil, 1.5},
+		{"wharf_edges_weird", nil, 4},
+		{"wharf_edges_missing", nil, 0},
+	} {
+		if got := s.Sum(c.name, c.labels...); got != c.want {
+			t.Errorf("Sum(%s, %v) = %v, want %v", c.name, c.labels, got, c.want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package edgesbench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"path/filepath"
@@ -86,6 +87,7 @@ func runLatency(ctx context.Context, e *env, kc *kube.Cluster, work string, n in
 			return nil, err
 		}
 	}
+	m0, merr := e.metrics(ctx)
 	var ds, es []time.Duration
 	for i := range n {
 		// Alternate which goes first, so drift hits both alike.
@@ -106,6 +108,17 @@ func runLatency(ctx context.Context, e *env, kc *kube.Cluster, work string, n in
 		}
 	}
 	l.Direct, l.Edge = DistOf(ds), DistOf(es)
+	// How many tunnel connections the n requests opened: one per request
+	// means no keep-alive reuse between the provider and the agent.
+	if m1, err := e.metrics(ctx); merr == nil && err == nil {
+		const dials, dur = "wharf_edges_tunnel_dials_total", "wharf_edges_tunnel_dial_duration_seconds"
+		l.TunnelDials = int(m1.Sum(dials) - m0.Sum(dials))
+		if c := m1.Sum(dur+"_count") - m0.Sum(dur+"_count"); c > 0 {
+			l.DialMean = time.Duration((m1.Sum(dur+"_sum") - m0.Sum(dur+"_sum")) / c * float64(time.Second))
+		}
+	} else {
+		l.MetricsErr = errors.Join(merr, err)
+	}
 	return l, nil
 }
 

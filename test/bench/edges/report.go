@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/wharfhub/wharf/providers/edges"
 )
 
 // KeyCount is how often one etcd key was written.
@@ -37,6 +39,9 @@ type Fleet struct {
 	Idle                                       time.Duration // the idle window
 	HubCPU, ProviderCPU                        time.Duration // used during Idle
 	Writes                                     map[string]int
+	StatusWrites                               int // the provider's wharf_edges_status_writes_total during Idle
+	ConnectedGauge                             int // wharf_edges_connected after Idle
+	MetricsErr                                 error
 	TopKeys                                    []KeyCount
 	WatchErr                                   error
 }
@@ -49,6 +54,9 @@ type Latency struct {
 	FirstAfterConnect time.Duration // the first GET once the edge is Ready
 	AgentStartToReady time.Duration // agent start to status Ready with a URL
 	FirstDirect       time.Duration // the first GET straight, new connection
+	TunnelDials       int           // tunnel connections the measured GETs opened
+	DialMean          time.Duration // their mean dial time (conn-ready to pickup)
+	MetricsErr        error
 }
 
 // Dist is a latency distribution's median and 90th percentile.
@@ -134,6 +142,15 @@ func Report(w io.Writer, f *Fleet, l *Latency, s *SSH, skipped map[string]string
 			}
 			row("etcd writes/min: "+c, fmt.Sprintf("%.1f", perMinute(f.Writes[c], f.Idle)), "", "", goal)
 		}
+		if f.MetricsErr == nil {
+			row("provider: status writes during idle / edges connected", fmt.Sprintf("%d / %d", f.StatusWrites, f.ConnectedGauge), "", "", "")
+		} else {
+			fmt.Fprintf(w, "   (provider metrics unreadable: %v)\n", f.MetricsErr)
+		}
+		if HeartbeatInterval > f.Idle {
+			fmt.Fprintf(w, "   note: the provider rewrites a connected edge's lastHeartbeatTime every %s (its default), longer than this window;\n"+
+				"         in steady state that is %.1f writes/min for %d edges, not seen above\n", HeartbeatInterval, float64(f.Connected)*float64(time.Minute)/float64(HeartbeatInterval), f.Connected)
+		}
 		if f.WatchErr != nil {
 			fmt.Fprintf(w, "   (etcd watch failed, counts are a lower bound: %v)\n", f.WatchErr)
 		}
@@ -148,6 +165,12 @@ func Report(w io.Writer, f *Fleet, l *Latency, s *SSH, skipped map[string]string
 		row("GET median (ms)", fmt.Sprintf("%.2f", ms(l.Edge.P50)), fmt.Sprintf("%.2f", ms(l.Direct.P50)), ratio(ms(l.Edge.P50), ms(l.Direct.P50)), "<= 1.30x")
 		row("GET p90 (ms)", fmt.Sprintf("%.2f", ms(l.Edge.P90)), fmt.Sprintf("%.2f", ms(l.Direct.P90)), ratio(ms(l.Edge.P90), ms(l.Direct.P90)), "<= 1.30x")
 		row("first GET, new connection (ms)", fmt.Sprintf("%.2f", ms(l.FirstAfterConnect)), fmt.Sprintf("%.2f", ms(l.FirstDirect)), ratio(ms(l.FirstAfterConnect), ms(l.FirstDirect)), "")
+		if l.MetricsErr == nil {
+			row("tunnel connections opened by the measured GETs", fmt.Sprintf("%d", l.TunnelDials), fmt.Sprintf("%d GETs", l.N), "", "")
+			row("mean tunnel dial, conn-ready to pickup (ms)", fmt.Sprintf("%.2f", ms(l.DialMean)), "", "", "")
+		} else {
+			fmt.Fprintf(w, "   (provider metrics unreadable: %v)\n", l.MetricsErr)
+		}
 		row("agent start to edge Ready (ms)", fmt.Sprintf("%.0f", ms(l.AgentStartToReady)), "", "", "")
 	} else {
 		fmt.Fprintf(w, "-- 2. GET latency: not run: %s\n", skipped["latency"])
@@ -160,3 +183,8 @@ func Report(w io.Writer, f *Fleet, l *Latency, s *SSH, skipped map[string]string
 		fmt.Fprintf(w, "-- 3. SSH throughput: not run: %s\n", skipped["ssh"])
 	}
 }
+
+// HeartbeatInterval is the edges provider's default interval of
+// lastHeartbeatTime rewrites (providers/edges.DefaultHeartbeatInterval),
+// for the report's note on writes a short window cannot see.
+var HeartbeatInterval = edges.DefaultHeartbeatInterval

@@ -329,3 +329,31 @@ func retry(ctx context.Context, timeout time.Duration, fn func() error) error {
 		}
 	}
 }
+
+// metrics scrapes the provider's /metrics as the hub admin (it is for hub
+// admins only), through the hub.
+func (e *env) metrics(ctx context.Context) (Samples, error) {
+	cfg := e.hub.Config("")
+	c, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.backend("/metrics"), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("X-Wharf-Workspace", "root")
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("provider metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	if err != nil {
+		return nil, fmt.Errorf("provider metrics: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("provider metrics: %s: %s", resp.Status, bytes.TrimSpace(b))
+	}
+	return ParseSamples(string(b)), nil
+}
