@@ -15,7 +15,8 @@ import (
 
 var (
 	flagEdges    = flag.Int("edges", 1000, "simulated edges in the idle fleet")
-	flagIdle     = flag.Duration("idle", 60*time.Second, "idle window for CPU and etcd writes")
+	flagIdle     = flag.Duration("idle", 60*time.Second, "idle window for CPU and etcd writes, tunnels up")
+	flagBaseline = flag.Duration("baseline", 20*time.Second, "idle window with the edges joined and no tunnel up")
 	flagRequests = flag.Int("requests", 300, "GETs each way in the latency comparison")
 	flagSSHMB    = flag.Int("ssh-mb", 100, "MB read with cat in the SSH comparison")
 	flagSSHRuns  = flag.Int("ssh-runs", 3, "runs each way in the SSH comparison")
@@ -65,7 +66,7 @@ func runAll(b *testing.B, binDir string) {
 	if err != nil {
 		failed["ssh"] = err.Error()
 	}
-	fleet, err := runFleet(ctx, e, *flagEdges, *flagIdle)
+	fleet, err := runFleet(ctx, e, *flagEdges, *flagIdle, *flagBaseline)
 	if err != nil {
 		failed["fleet"] = e.hub.Annotate(err).Error()
 	}

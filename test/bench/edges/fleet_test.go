@@ -20,8 +20,8 @@ import (
 // credential, connects one revdial.Client per edge from this process, and
 // measures the provider and the hub while the tunnels sit idle for idle.
 // It closes every tunnel before returning.
-func runFleet(ctx context.Context, e *env, n int, idle time.Duration) (*Fleet, error) {
-	f := &Fleet{Edges: n, Idle: idle}
+func runFleet(ctx context.Context, e *env, n int, idle, baseline time.Duration) (*Fleet, error) {
+	f := &Fleet{Edges: n}
 	provider, err := e.providerPid(ctx)
 	if err != nil {
 		return nil, err
@@ -39,6 +39,13 @@ func runFleet(ctx context.Context, e *env, n int, idle time.Duration) (*Fleet, e
 		return nil, err
 	}
 
+	// The same window with every edge joined and no tunnel up, so the
+	// fleet's own cost stands beside what the hub and provider spend
+	// anyway.
+	benchkit.Progress("fleet: baseline idle window of %s, no tunnel up", baseline)
+	if f.Baseline, err = e.window(ctx, provider, baseline); err != nil {
+		return nil, err
+	}
 	benchkit.Progress("fleet: connecting %d tunnels", n)
 	fctx, stopFleet := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -105,38 +112,10 @@ func runFleet(ctx context.Context, e *env, n int, idle time.Duration) (*Fleet, e
 	// Let the status writes of the connects drain before the window.
 	time.Sleep(5 * time.Second)
 
-	benchkit.Progress("fleet: idle window of %s (CPU and etcd writes)", idle)
-	wc, err := WatchWrites(ctx, "unix://"+e.hub.DataDir()+"/etcd/etcd.sock", e.cluster)
-	if err != nil {
+	benchkit.Progress("fleet: idle window of %s with %d tunnels up (CPU and etcd writes)", idle, f.Connected)
+	if f.Loaded, err = e.window(ctx, provider, idle); err != nil {
 		return nil, err
 	}
-	m0, merr := e.metrics(ctx)
-	hub0, err0 := CPUTime(e.hub.Pid())
-	prov0, err1 := CPUTime(provider)
-	select {
-	case <-time.After(idle):
-	case <-ctx.Done():
-		wc.Stop()
-		return nil, ctx.Err()
-	}
-	hub1, err2 := CPUTime(e.hub.Pid())
-	prov1, err3 := CPUTime(provider)
-	if m1, err := e.metrics(ctx); merr == nil && err == nil {
-		const sw = "wharf_edges_status_writes_total"
-		f.StatusWrites = int(m1.Sum(sw) - m0.Sum(sw))
-		f.ConnectedGauge = int(m1.Sum("wharf_edges_connected"))
-	} else {
-		f.MetricsErr = errors.Join(merr, err)
-	}
-	f.Writes, f.WatchErr = wc.Snapshot()
-	f.TopKeys = wc.TopKeys(5)
-	wc.Stop()
-	for _, err := range []error{err0, err1, err2, err3} {
-		if err != nil {
-			return nil, err
-		}
-	}
-	f.HubCPU, f.ProviderCPU = hub1-hub0, prov1-prov0
 	if f.RSSConnectedKiB, err = RSSKiB(provider); err != nil {
 		return nil, err
 	}
@@ -267,4 +246,40 @@ func (e *env) providerPid(ctx context.Context) (int, error) {
 		return nil
 	})
 	return pid, err
+}
+
+// window measures the hub and the provider over d while the bench does
+// nothing: their CPU, the etcd writes (by class, and the most written
+// keys) and the provider's own count of status writes.
+func (e *env) window(ctx context.Context, provider int, d time.Duration) (Window, error) {
+	w := Window{D: d}
+	wc, err := WatchWrites(ctx, "unix://"+e.hub.DataDir()+"/etcd/etcd.sock", e.cluster)
+	if err != nil {
+		return w, err
+	}
+	defer wc.Stop()
+	m0, merr := e.metrics(ctx)
+	hub0, err0 := CPUTime(e.hub.Pid())
+	prov0, err1 := CPUTime(provider)
+	select {
+	case <-time.After(d):
+	case <-ctx.Done():
+		return w, ctx.Err()
+	}
+	hub1, err2 := CPUTime(e.hub.Pid())
+	prov1, err3 := CPUTime(provider)
+	if err := errors.Join(err0, err1, err2, err3); err != nil {
+		return w, err
+	}
+	w.HubCPU, w.ProviderCPU = hub1-hub0, prov1-prov0
+	if m1, err := e.metrics(ctx); merr == nil && err == nil {
+		const sw = "wharf_edges_status_writes_total"
+		w.StatusWrites = int(m1.Sum(sw) - m0.Sum(sw))
+		w.ConnectedGauge = int(m1.Sum("wharf_edges_connected"))
+	} else {
+		w.MetricsErr = errors.Join(merr, err)
+	}
+	w.Writes, w.WatchErr = wc.Snapshot()
+	w.TopKeys = wc.TopKeys(3)
+	return w, nil
 }

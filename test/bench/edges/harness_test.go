@@ -168,12 +168,15 @@ func TestDistAndReport(t *testing.T) {
 		t.Fatalf("MBps = %v, want 50 (the median run)", got)
 	}
 	var buf bytes.Buffer
-	f := &Fleet{Edges: 10, Connected: 10, Ready: 10, Idle: time.Minute, RSSEmptyKiB: 1000, RSSJoinedKiB: 1100, RSSConnectedKiB: 1600,
-		HubCPU: 600 * time.Millisecond, Writes: map[string]int{ClassHub: 4}}
+	f := &Fleet{Edges: 10, Joined: 10, Connected: 10, Ready: 10, RSSEmptyKiB: 1000, RSSJoinedKiB: 1100, RSSConnectedKiB: 1600,
+		Loaded:   Window{D: time.Minute, HubCPU: 600 * time.Millisecond, Writes: map[string]int{ClassHub: 4}},
+		Baseline: Window{D: 30 * time.Second, HubCPU: 150 * time.Millisecond, Writes: map[string]int{ClassHub: 1}}}
 	l := &Latency{Path: "/api/v1/namespaces", N: 10, Direct: Dist{P50: 2 * time.Millisecond, P90: 4 * time.Millisecond}, Edge: Dist{P50: 3 * time.Millisecond, P90: 4 * time.Millisecond}}
 	Report(&buf, f, l, nil, map[string]string{"ssh": "no sshd"})
 	out := buf.String()
-	for _, want := range []string{"50.0", "1.50x", "1.00x", "1.00%", "4.0", "not run: no sshd"} {
+	// 50 KiB per tunnel; 1% of a core loaded vs 0.5% baseline; 4 and 2
+	// writes a minute; the GET ratios; the part that did not run.
+	for _, want := range []string{"50.0", "1.00%", "0.50%", "2.00x", "4.0", "2.0", "1.50x", "1.00x", "not run: no sshd"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}

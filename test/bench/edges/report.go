@@ -36,14 +36,27 @@ type Fleet struct {
 	// joined but no tunnel up, and with every tunnel up and idle.
 	RSSEmptyKiB, RSSJoinedKiB, RSSConnectedKiB int64
 	HubRSSKiB                                  int64
-	Idle                                       time.Duration // the idle window
-	HubCPU, ProviderCPU                        time.Duration // used during Idle
-	Writes                                     map[string]int
-	StatusWrites                               int // the provider's wharf_edges_status_writes_total during Idle
-	ConnectedGauge                             int // wharf_edges_connected after Idle
-	MetricsErr                                 error
-	TopKeys                                    []KeyCount
-	WatchErr                                   error
+	// Baseline: joined, no tunnel up; Loaded: every tunnel up. Both idle.
+	Baseline, Loaded Window
+}
+
+// Window is what the hub and the provider did during an idle window.
+type Window struct {
+	D                   time.Duration
+	HubCPU, ProviderCPU time.Duration
+	Writes              map[string]int // etcd writes by class (Classify)
+	TopKeys             []KeyCount
+	WatchErr            error
+	StatusWrites        int // the provider's wharf_edges_status_writes_total during D
+	ConnectedGauge      int // wharf_edges_connected at the end
+	MetricsErr          error
+}
+
+func (w Window) cpuPct(d time.Duration) float64 {
+	if w.D <= 0 {
+		return 0
+	}
+	return 100 * d.Seconds() / w.D.Seconds()
 }
 
 // Latency is the result of the GET comparison.
@@ -121,9 +134,9 @@ func Report(w io.Writer, f *Fleet, l *Latency, s *SSH, skipped map[string]string
 		fmt.Fprintf(w, "%-52s %14s %14s %10s  %s\n", name, a, b, r, goal)
 	}
 	if f != nil {
-		fmt.Fprintf(w, "-- 1. idle fleet: %d edges asked, %d created and joined in %s (%.1f joins/s), %d tunnels up in %s, %d Ready %s later; idle window %s\n",
+		fmt.Fprintf(w, "-- 1. idle fleet: %d edges asked, %d created and joined in %s (%.1f joins/s), %d tunnels up in %s, %d Ready %s later; idle windows %s (tunnels up) and %s (baseline)\n",
 			f.Edges, f.Joined, f.JoinTime.Round(time.Second), float64(f.Joined)/max(f.JoinTime.Seconds(), 1e-9),
-			f.Connected, f.ConnectTime.Round(time.Millisecond), f.Ready, f.ReadyTime.Round(time.Second), f.Idle)
+			f.Connected, f.ConnectTime.Round(time.Millisecond), f.Ready, f.ReadyTime.Round(time.Second), f.Loaded.D, f.Baseline.D)
 		if f.Joined < f.Edges {
 			fmt.Fprintf(w, "   (only %d of %d edges joined within the bench's join budget: the per-edge numbers are over %d)\n", f.Joined, f.Edges, f.Joined)
 		}
@@ -132,30 +145,34 @@ func Report(w io.Writer, f *Fleet, l *Latency, s *SSH, skipped map[string]string
 		row("provider RSS per edge, object+credential+tunnel (KiB)", fmt.Sprintf("%.1f", float64(f.RSSConnectedKiB-f.RSSEmptyKiB)/n), "", "", "")
 		row("provider RSS: empty / joined / connected (MiB)", fmt.Sprintf("%d/%d/%d", f.RSSEmptyKiB/1024, f.RSSJoinedKiB/1024, f.RSSConnectedKiB/1024), "", "", "")
 		row("hub RSS with the fleet connected (MiB)", fmt.Sprintf("%d", f.HubRSSKiB/1024), "", "", "")
-		idlePct := func(d time.Duration) string { return fmt.Sprintf("%.2f%%", 100*d.Seconds()/f.Idle.Seconds()) }
-		row("hub CPU while idle (% of one core)", idlePct(f.HubCPU), "", "", "")
-		row("provider CPU while idle (% of one core)", idlePct(f.ProviderCPU), "", "", "")
+		b, l := f.Baseline, f.Loaded
+		pct := func(v float64) string { return fmt.Sprintf("%.2f%%", v) }
+		row("hub CPU while idle (% of one core)", pct(l.cpuPct(l.HubCPU)), pct(b.cpuPct(b.HubCPU)), ratio(l.cpuPct(l.HubCPU), b.cpuPct(b.HubCPU)), "baseline: joined, no tunnel")
+		row("provider CPU while idle (% of one core)", pct(l.cpuPct(l.ProviderCPU)), pct(b.cpuPct(b.ProviderCPU)), ratio(l.cpuPct(l.ProviderCPU), b.cpuPct(b.ProviderCPU)), "")
 		for _, c := range []string{ClassEdges, ClassWorkspace, ClassHub} {
 			goal := ""
 			if c != ClassHub {
 				goal = "0 (none while nothing changes)"
 			}
-			row("etcd writes/min: "+c, fmt.Sprintf("%.1f", perMinute(f.Writes[c], f.Idle)), "", "", goal)
+			row("etcd writes/min: "+c, fmt.Sprintf("%.1f", perMinute(l.Writes[c], l.D)), fmt.Sprintf("%.1f", perMinute(b.Writes[c], b.D)), "", goal)
 		}
-		if f.MetricsErr == nil {
-			row("provider: status writes during idle / edges connected", fmt.Sprintf("%d / %d", f.StatusWrites, f.ConnectedGauge), "", "", "")
+		if l.MetricsErr == nil {
+			row("provider status writes during the window", fmt.Sprintf("%d", l.StatusWrites), fmt.Sprintf("%d", b.StatusWrites), "", "")
+			row("wharf_edges_connected at the window's end", fmt.Sprintf("%d", l.ConnectedGauge), fmt.Sprintf("%d", b.ConnectedGauge), "", "")
 		} else {
-			fmt.Fprintf(w, "   (provider metrics unreadable: %v)\n", f.MetricsErr)
+			fmt.Fprintf(w, "   (provider metrics unreadable: %v)\n", l.MetricsErr)
 		}
-		if HeartbeatInterval > f.Idle {
-			fmt.Fprintf(w, "   note: the provider rewrites a connected edge's lastHeartbeatTime every %s (its default), longer than this window;\n"+
-				"         in steady state that is %.1f writes/min for %d edges, not seen above\n", HeartbeatInterval, float64(f.Connected)*float64(time.Minute)/float64(HeartbeatInterval), f.Connected)
+		if HeartbeatInterval > l.D {
+			fmt.Fprintf(w, "   note: the provider rewrites a connected edge's lastHeartbeatTime every %s (its default), longer than\n"+
+				"   this window: in steady state that is %.1f writes/min for %d edges, not seen above\n", HeartbeatInterval, float64(f.Connected)*float64(time.Minute)/float64(HeartbeatInterval), f.Connected)
 		}
-		if f.WatchErr != nil {
-			fmt.Fprintf(w, "   (etcd watch failed, counts are a lower bound: %v)\n", f.WatchErr)
+		for _, win := range []Window{l, b} {
+			if win.WatchErr != nil {
+				fmt.Fprintf(w, "   (etcd watch failed, counts are a lower bound: %v)\n", win.WatchErr)
+			}
 		}
-		for _, k := range f.TopKeys {
-			fmt.Fprintf(w, "   top written key during idle: %4d  %s\n", k.N, k.Key)
+		for _, k := range l.TopKeys {
+			fmt.Fprintf(w, "   top written key, tunnels up: %4d  %s\n", k.N, k.Key)
 		}
 	} else {
 		fmt.Fprintf(w, "-- 1. idle fleet: not run: %s\n", skipped["fleet"])
