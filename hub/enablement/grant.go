@@ -16,13 +16,21 @@ import (
 )
 
 // edgeProxyObjects are the exact grant a binding makes for a provider with
-// EdgeProxyAccess: the proxy verb on edges, to the provider's identity.
+// EdgeProxyAccess: the proxy verb on edges, and access to the workspace
+// (so the backend proxy lets it reach the edges egress there), to the
+// provider's identity.
 func edgeProxyObjects(provider string) (*rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding) {
 	name := edgeProxyGrant(provider)
 	labels := map[string]string{"providers.wharf.dev/provider": provider}
 	return &rbacv1.ClusterRole{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
-			Rules:      []rbacv1.PolicyRule{{Verbs: []string{"proxy"}, APIGroups: []string{"edges.wharf.dev"}, Resources: []string{"edges"}}},
+			Rules: []rbacv1.PolicyRule{
+				{Verbs: []string{"proxy"}, APIGroups: []string{"edges.wharf.dev"}, Resources: []string{"edges"}},
+				// The edges egress is reached through the backend proxy,
+				// which lets a caller act in a workspace only with the
+				// "access" verb there (kcp's content access).
+				{Verbs: []string{"access"}, NonResourceURLs: []string{"/"}},
+			},
 		}, &rbacv1.ClusterRoleBinding{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
 			Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: providersv1alpha1.ProviderUser(provider)}},

@@ -77,6 +77,12 @@ func (a *Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes)
 		// plugins' clients) present, as a webhook authenticator would; the
 		// review only reports identities of that workspace.
 		return authorizer.DecisionAllow, "provider reviews tokens where it is enabled", nil
+	case enabled && attrs.GetAPIGroup() == "authorization.k8s.io" && attrs.GetResource() == "subjectaccessreviews" &&
+		attrs.GetSubresource() == "" && attrs.GetVerb() == "create":
+		// A provider authorizes its callers (the edges egress for
+		// client-certificate callers) as a webhook authorizer would: the
+		// review is evaluated in this workspace only.
+		return authorizer.DecisionAllow, "provider reviews access where it is enabled", nil
 	}
 	return authorizer.DecisionNoOpinion, "", nil
 }

@@ -8,7 +8,7 @@
 //
 // The Authorizer scopes that identity: all verbs on the provider's own API
 // groups in workspaces where it is enabled, read access to the
-// providerbindings there, TokenReview there (what that reveals is
+// providerbindings there, TokenReview and SubjectAccessReview there (what they reveal is
 // confined to the workspace, see hub/serviceaccounts), and list/watch of its own groups across
 // workspaces through /clusters/*. Everything else gets no opinion from it,
 // so only RBAC grants made in a workspace (such as the edge proxy grant of

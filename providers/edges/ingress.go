@@ -90,7 +90,7 @@ func (p *Provider) serveAgentProxy(w http.ResponseWriter, r *http.Request, clust
 		return
 	}
 	log.Info("agent connected", "agentVersion", info.version, "hostname", info.hostname)
-	p.adopt(p.ctx, cluster, name, d, info)
+	p.adopt(p.ctx, cluster, name, d, info, hashSecret(cred))
 }
 
 // logAgentError logs an unexpected failure on an agent path (refusals are

@@ -199,7 +199,7 @@ func (p *Provider) newInformer(all dynamic.ResourceInterface) (*clusters.Informe
 				// Deleting the Edge revokes its agent: the tunnel
 				// closes now, and the credential dies with the object.
 				if cluster, _, name, err := clusters.SplitKey(key); err == nil {
-					p.closeEdge(cluster, name)
+					p.forgetEdge(cluster, name)
 				}
 			},
 		},

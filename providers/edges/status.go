@@ -124,9 +124,13 @@ func (p *Provider) reconcileStatus(ctx context.Context, key string) error {
 		return err
 	}
 	if e.DeletionTimestamp != nil {
+		p.closeEdge(cluster, name) // its credential is refused already
 		return nil
 	}
 	t, _ := p.tunnels.get(tunnelID(cluster, name))
+	if t != nil && p.revokeStale(ctx, cluster, e, t) {
+		return nil // tunnelDone enqueues the edge again
+	}
 	want, ok := p.desiredStatus(cluster, e, t)
 	if !ok || equality.Semantic.DeepEqual(want, e.Status) {
 		return nil

@@ -2,11 +2,14 @@ package edges
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net"
 	"sync"
 	"time"
+
+	"k8s.io/klog/v2"
 
 	"github.com/wharfhub/wharf/providers/edges/apis/v1alpha1"
 	"github.com/wharfhub/wharf/revdial"
@@ -32,6 +35,10 @@ type tunnel struct {
 	d     *revdial.Dialer
 	info  agentInfo
 	since time.Time
+	// credHash is the hash of the credential the tunnel was opened with;
+	// once the Edge no longer accepts it (a new join, a manual edit), the
+	// tunnel is closed (see revokeStale).
+	credHash string
 }
 
 // registry holds the live tunnel of each edge, in memory: liveness costs no
@@ -70,10 +77,10 @@ func (r *registry) count() int {
 
 // adopt makes d the tunnel of (cluster, name), replacing any older one, and
 // watches it until it dies or ctx ends.
-func (p *Provider) adopt(ctx context.Context, cluster, name string, d *revdial.Dialer, info agentInfo) {
+func (p *Provider) adopt(ctx context.Context, cluster, name string, d *revdial.Dialer, info agentInfo, credHash string) {
 	id := tunnelID(cluster, name)
 	p.tunnels.mu.Lock()
-	p.tunnels.m[id] = &tunnel{d: d, info: info, since: p.clock.Now()}
+	p.tunnels.m[id] = &tunnel{d: d, info: info, since: p.clock.Now(), credHash: credHash}
 	p.tunnels.seen[id] = true
 	p.tunnels.mu.Unlock()
 	p.metrics.connected.Set(float64(p.tunnels.count()))
@@ -112,11 +119,44 @@ func (p *Provider) tunnelDone(cluster, name string, d *revdial.Dialer) {
 	p.enqueue(cluster, name)
 }
 
-// closeEdge ends an edge's tunnel (the Edge was deleted).
+// closeEdge ends an edge's tunnel (the Edge is being deleted).
 func (p *Provider) closeEdge(cluster, name string) {
 	if t, ok := p.tunnels.get(tunnelID(cluster, name)); ok {
 		_ = t.d.Close()
 	}
+}
+
+// forgetEdge drops what the provider remembers of a deleted edge.
+func (p *Provider) forgetEdge(cluster, name string) {
+	p.closeEdge(cluster, name)
+	p.tunnels.mu.Lock()
+	delete(p.tunnels.seen, tunnelID(cluster, name))
+	p.tunnels.mu.Unlock()
+}
+
+// credentialAccepted says whether the Edge still accepts the credential
+// whose hash is h (as current or previous).
+func credentialAccepted(e *v1alpha1.Edge, h string) bool {
+	cur := subtle.ConstantTimeCompare([]byte(e.Annotations[AnnCredentialHash]), []byte(h)) == 1
+	prev := subtle.ConstantTimeCompare([]byte(e.Annotations[AnnPreviousCredentialHash]), []byte(h)) == 1
+	return h != "" && (cur || prev)
+}
+
+// revokeStale closes t when the Edge no longer accepts the credential it
+// was opened with: a new join replaced the agent, or an admin removed the
+// credential. The cache may lag behind a join that just happened, so a
+// live read decides before anything is closed.
+func (p *Provider) revokeStale(ctx context.Context, cluster string, e *v1alpha1.Edge, t *tunnel) bool {
+	if credentialAccepted(e, t.credHash) {
+		return false
+	}
+	live, err := p.store.get(ctx, cluster, e.Name)
+	if err != nil || credentialAccepted(live, t.credHash) {
+		return false
+	}
+	klog.FromContext(ctx).Info("closing a tunnel whose credential was revoked", "cluster", cluster, "edge", e.Name)
+	_ = t.d.Close()
+	return true
 }
 
 // DialEdge opens a connection through the edge's tunnel: HTTP to the edge

@@ -182,11 +182,21 @@ func TestJoinThenRunFromState(t *testing.T) {
 		t.Fatalf("no state: %v", err)
 	}
 	// A wrong token never connects: a plain, final error without it.
-	err = Run(context.Background(), Config{StateDir: t.TempDir(), Join: other.unmintedBundle("kubernetes", "wrong-SECRET"), RestConfig: rec.restConfig(), Backoff: testBackoff})
+	failedDir := t.TempDir()
+	err = Run(context.Background(), Config{StateDir: failedDir, Join: other.unmintedBundle("kubernetes", "wrong-SECRET"), RestConfig: rec.restConfig(), Backoff: testBackoff})
 	if err == nil || !strings.Contains(err.Error(), "HTTP 401") || strings.Contains(err.Error(), "wrong-SECRET") {
 		t.Fatalf("wrong token: %v", err)
 	}
 	if n := other.stat(func(h *testHub) int { return len(h.connects) }); n != 0 {
 		t.Fatalf("a wrong token led to %d control handshakes", n)
+	}
+	// That failed join left no credential, so a bundle of another edge may
+	// take its state dir over.
+	stop, _ = runAgent(t, Config{StateDir: failedDir, Join: hub.bundle("kubernetes", "tok-takeover"), RestConfig: rec.restConfig()})
+	if code, _ := getAs(t, client, "/api", "alice"); code != 200 {
+		t.Fatalf("take-over of a failed state dir: %d", code)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
 	}
 }

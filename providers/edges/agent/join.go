@@ -26,7 +26,7 @@ var errJoinRefused = errors.New("join refused")
 // prepare turns the state directory and an optional join bundle into the
 // state and credential to connect with. Rules:
 //   - no bundle: the saved state and credential are required;
-//   - a bundle for another edge than the saved state: an error;
+//   - a bundle for another edge than the saved, joined state: an error;
 //   - a bundle for the saved edge with a saved credential: the credential
 //     is used and the token ignored (re-running the printed command is
 //     harmless);
@@ -56,7 +56,9 @@ func prepare(ctx context.Context, cfg *Config, dir stateDir) (State, *credStore,
 	if err := validateState(st); err != nil {
 		return State{}, nil, err
 	}
-	if haveState && !saved.sameEdge(st) {
+	// A state dir without a credential holds nothing worth keeping (a
+	// join that failed), so another bundle may take it over.
+	if haveState && cred != "" && !saved.sameEdge(st) {
 		return State{}, nil, fmt.Errorf("state dir %s belongs to edge %q of cluster %s, not %q of %s: use another --state-dir",
 			dir.path, saved.Edge, saved.Cluster, st.Edge, st.Cluster)
 	}

@@ -34,6 +34,8 @@ type tunnel struct {
 	// only.
 	spareToken string
 	join       *joiner
+	// scanErr is the last host-key scan failure logged.
+	scanErr string
 }
 
 // controlHeader is sent on each control handshake: the credential, the
@@ -47,9 +49,20 @@ func (t *tunnel) controlHeader(ctx context.Context) (http.Header, error) {
 	h.Set(protocol.HeaderAgentHostname, t.cfg.Hostname)
 	if t.st.Type == "server" {
 		key, err := scanHostKey(ctx, t.cfg.SSHAddr)
+		t.mu.Lock()
+		msg := ""
+		if err != nil {
+			msg = err.Error()
+		}
+		changed := msg != t.scanErr
+		t.scanErr = msg
+		t.mu.Unlock()
 		if err != nil {
 			// Connect anyway: the edge shows as connected and the CLI
 			// refuses to ssh without a key to check against.
+			if changed {
+				klog.FromContext(ctx).Info("Cannot read the sshd host key; connecting without it", "err", msg)
+			}
 			return h, nil
 		}
 		h.Set(protocol.HeaderAgentSSHHostKey, key)

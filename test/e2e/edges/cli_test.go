@@ -26,7 +26,7 @@ const agentStateDir = "/var/lib/wharf-agent"
 func testCLIFlow(t *testing.T, e *env) {
 	// alice owns a workspace of her own with edges enabled.
 	e.hub.createWorkspace("alicews", "edges")
-	e.hub.mustKubectl("root:alicews", "create", "clusterrolebinding", "alice-admin", "--clusterrole=cluster-admin", "--user=alice")
+	e.hub.grantAdmin("alicews", "alice")
 
 	home := t.TempDir()
 	kc := filepath.Join(home, ".kube", "config")
@@ -79,7 +79,7 @@ func testCLIFlow(t *testing.T, e *env) {
 			<-agentDone
 		}
 		if t.Failed() {
-			t.Logf("agent (sh -c %q) log:\n%s", line, tail(agentLog.String(), 100))
+			t.Logf("agent (the printed line) log:\n%s", tail(agentLog.String(), 100))
 		}
 	})
 
@@ -107,10 +107,20 @@ func testCLIFlow(t *testing.T, e *env) {
 	if fi, err := os.Stat(edgeKC); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("edge kubeconfig: %v %v", err, fi)
 	}
-	kout, err := runKubectl(e.hub.kubectlBin, home, "", "--kubeconfig", edgeKC, "get", "namespaces", "-o", "name")
-	if err != nil || !strings.Contains(kout, "namespace/kube-system") || !strings.Contains(kout, "namespace/default") {
-		t.Fatalf("kubectl get namespaces through the edge kubeconfig: %v\n%s", err, kout)
-	}
+	// The edge cluster lets alice, herself, list namespaces.
+	e.kube.ApplyYAML(t, `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: alice-reader}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: edge-test-reader}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: alice}]
+`)
+	eventually(t, time.Minute, func() error {
+		kout, err := runKubectl(e.hub.kubectlBin, home, "", "--kubeconfig", edgeKC, "get", "namespaces", "-o", "name")
+		if err != nil || !strings.Contains(kout, "namespace/kube-system") || !strings.Contains(kout, "namespace/default") {
+			return fmt.Errorf("kubectl get namespaces through the edge kubeconfig: %v\n%s", err, kout)
+		}
+		return nil
+	})
 
 	// join-command prints a fresh self-contained line (a new token).
 	out, err = wharf("", "edge", "join-command", "lab", "-w", "root:alicews")

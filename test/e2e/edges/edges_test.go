@@ -36,6 +36,7 @@ func TestEdges(t *testing.T) {
 		{"SSH", testSSH},
 		{"CLIFlow", testCLIFlow},
 		{"EdgeProxyAccess", testEdgeProxyAccess},
+		{"TwoReplicas", testTwoReplicas},
 		{"ExpiredToken", expiring},
 	} {
 		if !t.Run(s.name, func(t *testing.T) { s.fn(t, e) }) && s.name == "KubernetesEdge" {
@@ -67,14 +68,17 @@ func testKubernetesEdge(t *testing.T, e *env) {
 	e.kube.ApplyYAML(t, `apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
 metadata: {name: alice-edit, namespace: edge-work}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: admin}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: edge-test-editor}
 subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: alice}]
 `)
 	url := ed.Status.URL
-	out, err := e.kubectlAs(t, aliceToken, url, "get", "configmaps", "-n", "edge-work", "-o", "name")
-	if err != nil {
-		t.Fatalf("kubectl get through the edge: %v\n%s", err, out)
-	}
+	// The edge cluster's RBAC takes a moment to see a new binding.
+	eventually(t, time.Minute, func() error {
+		if out, err := e.kubectlAs(t, aliceToken, url, "get", "configmaps", "-n", "edge-work", "-o", "name"); err != nil {
+			return fmt.Errorf("kubectl get through the edge: %v\n%s", err, out)
+		}
+		return nil
+	})
 
 	// A watch streams: it is open before the object exists and sees it.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -261,6 +261,25 @@ func (h *hubProc) createWorkspace(name string, providers ...string) string {
 	return id
 }
 
+// grantAdmin makes user an administrator of root:<ws>. New workspaces
+// have no bootstrap roles (no cluster-admin), so the role is written out.
+func (h *hubProc) grantAdmin(ws, user string) {
+	h.t.Helper()
+	h.mustApply("root:"+ws, fmt.Sprintf(`apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: ws-admin}
+rules:
+- {apiGroups: ["*"], resources: ["*"], verbs: ["*"]}
+- {nonResourceURLs: ["*"], verbs: ["*"]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: ws-admin-%s}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: ws-admin}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: %s}]
+`, user, user), "apply")
+}
+
 func freePort(t *testing.T) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")

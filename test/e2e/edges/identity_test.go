@@ -1,8 +1,10 @@
 package edges
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wharfhub/wharf/providers/edges/apis/v1alpha1"
 )
@@ -15,7 +17,7 @@ func testPerUserIdentity(t *testing.T, e *env) {
 	e.kube.ApplyYAML(t, `apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
 metadata: {name: alice-view, namespace: alice-only}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: edge-test-reader}
 subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: alice}]
 `)
 	_, _, imp := e.connectEdge(t, "lab-impersonate", v1alpha1.TypeKubernetes, agentOptions{kubeconfig: e.agentKubeconfig, identity: "impersonate"})
@@ -38,16 +40,19 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: alice}]
 			t.Errorf("%s is %q on the edge cluster", user, got)
 		}
 	}
-	if out, err := e.kubectlAs(t, aliceToken, imp.Status.URL, "get", "configmaps", "-n", "alice-only"); err != nil {
-		t.Errorf("alice refused where the edge cluster's RBAC allows her: %v\n%s", err, out)
-	}
+	eventually(t, time.Minute, func() error {
+		if out, err := e.kubectlAs(t, aliceToken, imp.Status.URL, "get", "configmaps", "-n", "alice-only"); err != nil {
+			return fmt.Errorf("alice refused where the edge cluster's RBAC allows her: %v\n%s", err, out)
+		}
+		return nil
+	})
 	out, err := e.kubectlAs(t, bobToken, imp.Status.URL, "get", "configmaps", "-n", "alice-only")
 	if err == nil || !strings.Contains(out, `User "bob" cannot list resource "configmaps"`) {
 		t.Errorf("bob was not refused by the edge cluster's RBAC: %v\n%s", err, out)
 	}
 
 	// Agent mode: both are the agent's own identity, which may list
-	// namespaces and read alice-only (view), whoever asks.
+	// namespaces and read alice-only (edge-test-reader), whoever asks.
 	for _, token := range []string{aliceToken, bobToken} {
 		if got := whoami(token, agent.Status.URL); !strings.HasPrefix(got, edgeAgentUser+" ") && got != edgeAgentUser {
 			t.Errorf("agent mode: caller is %q on the edge cluster, want %s", got, edgeAgentUser)

@@ -16,6 +16,9 @@ import (
 // gets 403 from a workspace that did not, whether or not that edge is
 // connected.
 func testEdgeProxyAccess(t *testing.T, e *env) {
+	if !probeAvailable() {
+		t.Fatal("the probe provider test/e2e/edgeprobe is not in this tree")
+	}
 	e.hub.mustApply("root:"+labWorkspace, "apiVersion: providers.wharf.dev/v1alpha1\nkind: ProviderBinding\nmetadata:\n  name: edgeprobe\nspec:\n  provider: edgeprobe\n", "create")
 	// Agent mode: whatever the probe's hub identity is called, the edge
 	// cluster sees the agent, which may list namespaces.

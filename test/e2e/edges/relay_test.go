@@ -68,11 +68,22 @@ func (r *relay) pipe(c net.Conn) {
 	r.mu.Lock()
 	r.conns[up] = true
 	r.mu.Unlock()
-	var once sync.Once
-	done := func() { once.Do(func() { r.drop(c); r.drop(up) }) }
-	go func() { r.copy(up, c); done() }()
-	r.copy(c, up)
-	done()
+	go r.copyThenClose(up, c)
+	r.copyThenClose(c, up)
+}
+
+// copyThenClose forwards src to dst; when src ends it closes both, except
+// during a black hole: then only src is closed and dst hears nothing, as
+// behind a middlebox that dropped the flow.
+func (r *relay) copyThenClose(dst, src net.Conn) {
+	r.copy(dst, src)
+	r.mu.Lock()
+	hole := r.blackhole
+	r.mu.Unlock()
+	r.drop(src)
+	if !hole {
+		r.drop(dst)
+	}
 }
 
 // copy forwards src to dst until either fails, or discards src's bytes

@@ -245,7 +245,7 @@ func grantConverged(e *attackEnv, vars map[string]string) error {
 	path := "/clusters/{bobHome}/apis/rbac.authorization.k8s.io/v1/clusterroles/wharf:provider:example:edge-proxy"
 	for deadline := time.Now().Add(60 * time.Second); ; {
 		code, b := e.as("bob", http.MethodGet, path, "", vars)
-		if code == http.StatusOK && strings.Contains(b, `"rules":[{"verbs":["proxy"],"apiGroups":["edges.wharf.dev"],"resources":["edges"]}]`) {
+		if code == http.StatusOK && strings.Contains(b, `"rules":[{"verbs":["proxy"],"apiGroups":["edges.wharf.dev"],"resources":["edges"]},{"verbs":["access"],"nonResourceURLs":["/"]}]`) {
 			return nil
 		}
 		if time.Now().After(deadline) {

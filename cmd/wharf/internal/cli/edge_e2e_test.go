@@ -65,7 +65,21 @@ func setupEdgesWorkspace(t *testing.T, h *e2eHub, u *e2eUser, name string) {
 		return nil
 	})
 	h.kubectl(t, ws, "apiVersion: providers.wharf.dev/v1alpha1\nkind: ProviderBinding\nmetadata:\n  name: edges\nspec:\n  provider: edges\n", "create", "-f", "-")
-	h.kubectl(t, ws, "", "create", "clusterrolebinding", "alice-admin", "--clusterrole=cluster-admin", "--user=alice")
+	// The workspace has no bootstrap cluster-admin role: grant alice all
+	// of the Edge API (proxy included) and "access" to the workspace,
+	// which the backend proxy checks before the provider sees a request.
+	h.kubectl(t, ws, `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: edge-admin
+rules:
+- apiGroups: ["edges.wharf.dev"]
+  resources: ["edges", "edges/proxy"]
+  verbs: ["*"]
+- nonResourceURLs: ["/"]
+  verbs: ["access"]
+`, "create", "-f", "-")
+	h.kubectl(t, ws, "", "create", "clusterrolebinding", "alice-edge-admin", "--clusterrole=edge-admin", "--user=alice")
 	eventuallyE2E(t, 2*time.Minute, func() error {
 		out, errOut, code := u.run(t, "edge", "list", "-w", ws)
 		if code != 0 || !strings.Contains(errOut, "No resources found") {
@@ -81,9 +95,18 @@ func setupEdgesWorkspace(t *testing.T, h *e2eHub, u *e2eUser, name string) {
 // `wharf kubeconfig edge`, as themselves.
 func TestEdgeCLIKubernetesFlow(t *testing.T) {
 	edge := kube.Start(t, kube.Options{})
-	if _, err := edge.Clientset(t).RbacV1().ClusterRoleBindings().Create(context.Background(), &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "alice-view"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "view"},
+	// On the edge cluster alice may read namespaces and nothing more.
+	ctx0 := context.Background()
+	cs := edge.Clientset(t)
+	if _, err := cs.RbacV1().ClusterRoles().Create(ctx0, &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "ns-reader"},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get", "list", "watch"}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx0, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "alice-ns-reader"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "ns-reader"},
 		Subjects:   []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "User", Name: "alice"}},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -93,48 +116,18 @@ func TestEdgeCLIKubernetesFlow(t *testing.T) {
 	setupEdgesWorkspace(t, h, alice, "lab-ws")
 	ws := "root:lab-ws"
 
+	// Ctrl-C ends a --wait: an edge whose agent never comes.
+	idle, _, idleErr := startCreate(t, alice, "idle", "--type", "kubernetes", "-w", ws, "--wait")
+	if err := idle.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := idle.Wait(); err == nil || !strings.Contains(idleErr.String(), "stopped waiting") {
+		t.Fatalf("create --wait after Ctrl-C: %v\n%s", err, idleErr.String())
+	}
+
 	// create --wait prints the join command, then waits (progress on
 	// stderr) until the agent started below connects.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	create := exec.CommandContext(ctx, alice.wharf, "edge", "create", "lab", "--type", "kubernetes", "-w", ws, "--wait", "--timeout", "4m")
-	create.Env = append(os.Environ(), alice.env...)
-	stderr := &syncBuffer{}
-	create.Stderr = stderr
-	stdout, err := create.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := create.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var printed []string
-	var runLine string
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for runLine == "" && sc.Scan() {
-		printed = append(printed, sc.Text())
-		if strings.HasPrefix(sc.Text(), "wharf-agent run ") {
-			runLine = sc.Text()
-		}
-	}
-	if runLine == "" {
-		_ = create.Wait()
-		t.Fatalf("edge create printed no wharf-agent run line:\n%s\nstderr:\n%s", strings.Join(printed, "\n"), stderr.String())
-	}
-	if printed[0] != "edge.edges.wharf.dev/lab created" {
-		t.Errorf("first line %q", printed[0])
-	}
-	go func() {
-		for sc.Scan() {
-		}
-	}()
-
-	// Before the agent connects there is no status.URL to build on.
-	if _, errOut, code := alice.run(t, "kubeconfig", "edge", "lab", "-w", ws); code == 0 || !strings.Contains(errOut, "has not connected yet") {
-		t.Errorf("kubeconfig edge before connect: exit %d %s", code, errOut)
-	}
-
+	create, runLine, stderr := startCreate(t, alice, "lab", "--type", "kubernetes", "-w", ws, "--wait", "--timeout", "4m")
 	startVerbatimAgent(t, runLine, edge.Kubeconfig())
 	if err := create.Wait(); err != nil {
 		t.Fatalf("edge create --wait: %v\nstderr:\n%s", err, stderr.String())
@@ -157,7 +150,7 @@ func TestEdgeCLIKubernetesFlow(t *testing.T) {
 	if code != 0 || !strings.Contains(ns, "namespace/kube-system") {
 		t.Fatalf("get namespaces through the edge: exit %d\n%s%s", code, ns, errOut)
 	}
-	// alice only has view on the edge cluster: its RBAC, not the agent's, applies.
+	// alice may only read namespaces there: the edge's RBAC, not the agent's, applies.
 	if out, errOut, code := runE2E(t, alice.env, "", kubectl, "--kubeconfig", kc, "create", "namespace", "alice-was-here"); code == 0 || !strings.Contains(errOut, "Forbidden") {
 		t.Fatalf("create namespace through the edge as a viewer: exit %d %s%s", code, out, errOut)
 	}
@@ -178,6 +171,48 @@ func TestEdgeCLIKubernetesFlow(t *testing.T) {
 	if wCode != 1 || kCode != 1 || wErr != kErr {
 		t.Errorf("get of a deleted edge: wharf exit %d %q, kubectl exit %d %q", wCode, wErr, kCode, kErr)
 	}
+}
+
+// startCreate starts `wharf edge create <args>` and returns once it has
+// printed its "wharf-agent run " line (and that line), checking that the
+// first line is kubectl's "created".
+func startCreate(t *testing.T, u *e2eUser, args ...string) (*exec.Cmd, string, *syncBuffer) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, u.wharf, append([]string{"edge", "create"}, args...)...)
+	cmd.Env = append(os.Environ(), u.env...)
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var printed []string
+	var runLine string
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for runLine == "" && sc.Scan() {
+		printed = append(printed, sc.Text())
+		if strings.HasPrefix(sc.Text(), "wharf-agent run ") {
+			runLine = sc.Text()
+		}
+	}
+	if runLine == "" {
+		_ = cmd.Wait()
+		t.Fatalf("edge create printed no wharf-agent run line:\n%s\nstderr:\n%s", strings.Join(printed, "\n"), stderr.String())
+	}
+	if want := "edge.edges.wharf.dev/" + args[0] + " created"; printed[0] != want {
+		t.Errorf("first line %q, want %q", printed[0], want)
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	return cmd, runLine, stderr
 }
 
 // startVerbatimAgent runs the printed line exactly, through a shell, on

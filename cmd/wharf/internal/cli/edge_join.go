@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
@@ -143,15 +144,25 @@ func waitReady(ctx context.Context, w io.Writer, c *hubConn, name string, timeou
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	fmt.Fprintf(w, "Waiting for edge %q to connect (Ctrl-C to stop waiting)...\n", name)
-	last := edgesv1.Phase("?")
+	last, lastErr := edgesv1.Phase("?"), ""
 	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
 		e, err := getEdge(ctx, c, name)
-		if err != nil {
-			if ctx.Err() != nil {
-				return false, nil
-			}
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			return false, nil
+		case apierrors.IsNotFound(err), apierrors.IsForbidden(err), apierrors.IsUnauthorized(err):
 			return false, err
+		default:
+			// A hub restart or a lost replica is a pause, not the end:
+			// say so once and keep polling.
+			if msg := err.Error(); msg != lastErr {
+				lastErr = msg
+				fmt.Fprintf(w, "edge %q: %v (retrying)\n", name, err)
+			}
+			return false, nil
 		}
+		lastErr = ""
 		if p := e.Status.Phase; p != last {
 			last = p
 			if p == "" {

@@ -10,6 +10,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	edgesv1 "github.com/wharfhub/wharf/providers/edges/apis/v1alpha1"
+	"github.com/wharfhub/wharf/providers/edges/protocol"
 )
 
 // newKubeconfigCommand is `wharf kubeconfig`, the home of kubeconfigs the
@@ -74,27 +75,40 @@ edge cluster sees you, not the agent, so its own RBAC applies:
 
 // edgeURL is the edge's status.URL, absolute (a provider may publish a
 // path relative to the hub). It is an error while the edge has never
-// connected: the provider publishes the URL once it knows the edge.
+// connected, and whenever the URL is anything but this edge's own egress
+// path on the hub the context talks to: the CLI sends the caller's hub
+// credential there, and an admin of the workspace can write an Edge's
+// status, so a URL pointing elsewhere (another host, or another
+// provider's backend, which would receive the Authorization header) must
+// never be followed.
 func edgeURL(c *hubConn, e *edgesv1.Edge) (string, error) {
 	if e.Status.URL == "" {
 		return "", fmt.Errorf("edge %q has not connected yet (its status.URL is empty); run its join command on the edge machine, then \"wharf edge get %s\"", e.Name, e.Name)
 	}
-	u, err := url.Parse(e.Status.URL)
+	cluster, err := edgeCluster(e)
 	if err != nil {
-		return "", fmt.Errorf("edge %q has an invalid status.URL: %w", e.Name, err)
-	}
-	if u.IsAbs() {
-		if u.Scheme != "https" {
-			return "", fmt.Errorf("edge %q: status.URL %q is not https", e.Name, e.Status.URL)
-		}
-		return u.String(), nil
+		return "", err
 	}
 	root, err := c.hubRoot()
 	if err != nil {
 		return "", err
 	}
 	base, _ := url.Parse(root)
-	return base.ResolveReference(u).String(), nil
+	u, err := url.Parse(e.Status.URL)
+	if err != nil {
+		return "", fmt.Errorf("edge %q has an invalid status.URL: %w", e.Name, err)
+	}
+	u = base.ResolveReference(u)
+	sub := "/k8s"
+	if e.Spec.Type == edgesv1.TypeServer {
+		sub = "/ssh"
+	}
+	want := protocol.BackendPrefix + protocol.EgressBase(cluster, e.Name) + sub
+	if u.Scheme != base.Scheme || u.Host != base.Host || u.Path != want || u.RawQuery != "" || u.User != nil {
+		return "", fmt.Errorf("edge %q: status.URL %q is not this edge's tunnel on %s; refusing to send your credential there", e.Name, e.Status.URL, root)
+	}
+	u.Fragment, u.RawPath = "", ""
+	return u.String(), nil
 }
 
 // edgeKubeconfig is a one-context kubeconfig: server, the hub CA inline

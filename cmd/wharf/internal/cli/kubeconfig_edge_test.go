@@ -97,9 +97,24 @@ func TestEdgeURL(t *testing.T) {
 	if got, err := edgeURL(c, e); err != nil || got != edgeServer {
 		t.Fatalf("absolute URL: %q %v", got, err)
 	}
-	e.Status.URL = "http://hub.example/x"
-	if _, err := edgeURL(c, e); err == nil {
-		t.Fatal("an http status.URL was accepted")
+	// A workspace admin can write status: the caller's credential must
+	// never follow a URL off this edge's own tunnel path on the hub.
+	for _, bad := range []string{
+		"http://hub.example:9443/services/providers/edges/edgeproxy/clusters/abcdefghij012345/apis/edges.wharf.dev/v1alpha1/edges/lab/k8s",
+		"https://evil.example/services/providers/edges/edgeproxy/clusters/abcdefghij012345/apis/edges.wharf.dev/v1alpha1/edges/lab/k8s",
+		"https://hub.example:9444/services/providers/edges/edgeproxy/clusters/abcdefghij012345/apis/edges.wharf.dev/v1alpha1/edges/lab/k8s",
+		"https://hub.example:9443/services/providers/other/steal",
+		"https://hub.example:9443/services/providers/edges/edgeproxy/clusters/zzzzzzzzzzzzzzzz/apis/edges.wharf.dev/v1alpha1/edges/lab/k8s",
+		"https://hub.example:9443/services/providers/edges/edgeproxy/clusters/abcdefghij012345/apis/edges.wharf.dev/v1alpha1/edges/other/k8s",
+		"https://hub.example:9443/services/providers/edges/edgeproxy/clusters/abcdefghij012345/apis/edges.wharf.dev/v1alpha1/edges/lab/ssh",
+		"https://hub.example:9443/services/providers/edges/edgeproxy/clusters/abcdefghij012345/apis/edges.wharf.dev/v1alpha1/edges/lab/k8s/../../../../../../../other",
+		"https://user@hub.example:9443/services/providers/edges/edgeproxy/clusters/abcdefghij012345/apis/edges.wharf.dev/v1alpha1/edges/lab/k8s",
+		"//evil.example/services/providers/edges/edgeproxy/clusters/abcdefghij012345/apis/edges.wharf.dev/v1alpha1/edges/lab/k8s",
+	} {
+		e.Status.URL = bad
+		if got, err := edgeURL(c, e); err == nil {
+			t.Errorf("status.URL %q accepted as %q", bad, got)
+		}
 	}
 }
 

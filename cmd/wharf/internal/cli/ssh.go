@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -126,7 +127,12 @@ func proxyCommand(c *hubConn, edge, cluster string) (string, error) {
 	}
 	words := []string{exe, "ssh-proxy", edge, "-w", cluster}
 	if c.flags.kubeconfig != "" {
-		words = append(words, "--kubeconfig", c.flags.kubeconfig)
+		// ssh-config blocks run from any directory.
+		kc, err := filepath.Abs(c.flags.kubeconfig)
+		if err != nil {
+			return "", fmt.Errorf("resolving --kubeconfig: %w", err)
+		}
+		words = append(words, "--kubeconfig", kc)
 	}
 	if c.context != "" {
 		words = append(words, "--context", c.context)

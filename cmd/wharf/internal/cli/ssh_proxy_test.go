@@ -30,7 +30,7 @@ func tunnelServer(t *testing.T, want string) *httptest.Server {
 		if r.Header.Get("Authorization") != "Bearer "+want || r.Header.Get("X-Wharf-Workspace") != "abcdefghij012345" {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusForbidden)
-			fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"edges.edges.wharf.dev \"web-1\" is forbidden","reason":"Forbidden","code":403}`)
+			fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"edges.edges.wharf.dev \"lab\" is forbidden","reason":"Forbidden","code":403}`)
 			return
 		}
 		c, err := up.Upgrade(w, r, nil)
@@ -65,7 +65,7 @@ func tunnelConn(t *testing.T, srv *httptest.Server, user func(*clientcmdapi.Auth
 		t.Fatal(err)
 	}
 	e := testEdge(edgesv1.TypeServer)
-	e.Status.URL = srv.URL + "/services/providers/edges/edgeproxy/clusters/abcdefghij012345/apis/edges.wharf.dev/v1alpha1/edges/web-1/ssh"
+	e.Status.URL = srv.URL + "/services/providers/edges/edgeproxy/clusters/abcdefghij012345/apis/edges.wharf.dev/v1alpha1/edges/lab/ssh"
 	return c, e
 }
 
@@ -122,7 +122,7 @@ func TestSSHProxyRefused(t *testing.T) {
 	if !apierrors.IsForbidden(err) {
 		t.Fatalf("err = %v, want Forbidden", err)
 	}
-	if got := Message(err); got != `Error from server (Forbidden): edges.edges.wharf.dev "web-1" is forbidden` {
+	if got := Message(err); got != `Error from server (Forbidden): edges.edges.wharf.dev "lab" is forbidden` {
 		t.Fatalf("message %q", got)
 	}
 }
