@@ -139,7 +139,7 @@ func newEdgeCreateCommand(f *hubFlags) *cobra.Command {
 			}
 			created, err := ec.Create(cmd.Context(), obj, metav1.CreateOptions{})
 			if err != nil {
-				return fromServer(err)
+				return notServed(err, c)
 			}
 			e, err := toEdge(created)
 			if err != nil {

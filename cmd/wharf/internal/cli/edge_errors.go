@@ -81,6 +81,20 @@ func reasonForCode(code int) metav1.StatusReason {
 	}
 }
 
+// notServed explains a 404 for the edges resource itself: the workspace has
+// not enabled the edges provider, which kubectl would only report as "the
+// server could not find the requested resource".
+func notServed(err error, c *hubConn) error {
+	if !apierrors.IsNotFound(err) {
+		return fromServer(err)
+	}
+	var s apierrors.APIStatus
+	if errors.As(err, &s) && s.Status().Details != nil && s.Status().Details.Name != "" {
+		return fromServer(err) // a named edge is missing, not the API
+	}
+	return fmt.Errorf("the edges API is not served in %s; enable it with a ProviderBinding (spec.provider: edges) in that workspace: %w", c.rest.Host, fromServer(err))
+}
+
 // exitError ends the process with Code and prints nothing: `wharf ssh`
 // returns the remote command's status this way.
 type exitError struct{ Code int }
@@ -104,13 +118,13 @@ func ExitCode(err error) int {
 // passed through, kubectl's wording for API errors, else "wharf: <err>".
 func Message(err error) string {
 	var x *exitError
-	var k *kubectlError
-	switch {
-	case err == nil, errors.As(err, &x):
+	if err == nil || errors.As(err, &x) {
 		return ""
-	case errors.As(err, &k):
-		return k.Error()
-	default:
-		return "wharf: " + err.Error()
 	}
+	// A bare API error reads exactly like kubectl's; one the CLI wrapped
+	// with advice keeps the advice.
+	if k, ok := err.(*kubectlError); ok {
+		return k.Error()
+	}
+	return "wharf: " + err.Error()
 }

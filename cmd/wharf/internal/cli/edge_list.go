@@ -35,7 +35,7 @@ func newEdgeListCommand(f *hubFlags) *cobra.Command {
 			}
 			list, err := ec.List(cmd.Context(), metav1.ListOptions{})
 			if err != nil {
-				return fromServer(err)
+				return notServed(err, c)
 			}
 			edges := make([]edgesv1.Edge, 0, len(list.Items))
 			for i := range list.Items {

@@ -3,11 +3,13 @@ package cli
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 
 	edgesv1 "github.com/wharfhub/wharf/providers/edges/apis/v1alpha1"
 )
@@ -55,6 +57,15 @@ func TestKubectlErrors(t *testing.T) {
 	}
 	if got := Message(fromServer(statusFromResponse(502, []byte("bad gateway")))); got != "Error from server: bad gateway" {
 		t.Fatalf("non-Status answer: %q", got)
+	}
+	c := &hubConn{rest: &rest.Config{Host: "https://hub/clusters/root:x"}}
+	if got := Message(notServed(apierrors.NewNotFound(edgeGR, "lab"), c)); got != `Error from server (NotFound): edges.edges.wharf.dev "lab" not found` {
+		t.Fatalf("a missing edge: %q", got)
+	}
+	generic := &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 404, Reason: metav1.StatusReasonNotFound, Message: "the server could not find the requested resource"}}
+	if got := Message(notServed(generic, c)); !strings.HasPrefix(got, "wharf: the edges API is not served in https://hub/clusters/root:x; enable it") ||
+		!strings.HasSuffix(got, ": Error from server (NotFound): the server could not find the requested resource") {
+		t.Fatalf("an unserved API: %q", got)
 	}
 	if got := Message(errors.New("boom")); got != "wharf: boom" {
 		t.Fatalf("plain error: %q", got)
