@@ -75,17 +75,6 @@ func edgesProvider(t *testing.T) string {
 	return builtBinary(t, "./cmd/wharf-provider-edges", "wharf-provider-edges")
 }
 
-// probeAvailable reports whether the probe provider's sources are in the
-// tree; testEdgeProxyAccess fails (it never skips) when they are not.
-func probeAvailable() bool {
-	root, err := kube.RepoRoot()
-	if err != nil {
-		return false
-	}
-	_, err = os.Stat(filepath.Join(root, "test", "e2e", "edgeprobe"))
-	return err == nil
-}
-
 // probeProvider is test/e2e/edgeprobe, a provider with edgeProxyAccess;
 // make build does not build it, so it is always built here.
 func probeProvider(t *testing.T) string {

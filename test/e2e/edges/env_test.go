@@ -48,11 +48,10 @@ const (
 func writeProviderDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	bins := map[string]string{"wharf-provider-edges": edgesProvider(t)}
-	if probeAvailable() {
-		bins["wharf-provider-edgeprobe"] = probeProvider(t)
-	}
-	for name, bin := range bins {
+	for name, bin := range map[string]string{
+		"wharf-provider-edges":     edgesProvider(t),
+		"wharf-provider-edgeprobe": probeProvider(t),
+	} {
 		if err := os.Symlink(bin, filepath.Join(dir, name)); err != nil {
 			t.Fatal(err)
 		}
