@@ -42,6 +42,12 @@ func runFleet(ctx context.Context, e *env, n int, idle, baseline time.Duration) 
 	// The same window with every edge joined and no tunnel up, so the
 	// fleet's own cost stands beside what the hub and provider spend
 	// anyway.
+	// The provider may still be writing the joins' statuses (it works
+	// through a queue): wait until the Edges have been quiet for a while.
+	benchkit.Progress("fleet: waiting for the Edge objects to be quiet (at most %s)", quietMax)
+	if f.QuietWait, err = e.waitQuiet(ctx, 5*time.Second, quietMax); err != nil {
+		return nil, err
+	}
 	benchkit.Progress("fleet: baseline idle window of %s, no tunnel up", baseline)
 	if f.Baseline, err = e.window(ctx, provider, baseline); err != nil {
 		return nil, err
@@ -145,6 +151,7 @@ func (e *env) joinFleet(ctx context.Context, n int, f *Fleet) (names, creds []st
 	jctx, cancel := context.WithTimeout(ctx, joinBudget)
 	defer cancel()
 	var (
+		steps [3]atomic.Int64
 		mu    sync.Mutex
 		next  int
 		first error
@@ -164,7 +171,7 @@ func (e *env) joinFleet(ctx context.Context, n int, f *Fleet) (names, creds []st
 					return
 				}
 				name := fmt.Sprintf("sim-%04d", i)
-				cred, err := e.createAndJoin(jctx, agentHTTP, name)
+				cred, err := e.createAndJoin(jctx, agentHTTP, name, &steps)
 				mu.Lock()
 				if err == nil {
 					names, creds = append(names, name), append(creds, cred)
@@ -178,6 +185,11 @@ func (e *env) joinFleet(ctx context.Context, n int, f *Fleet) (names, creds []st
 	}
 	wg.Wait()
 	f.JoinTime, f.Joined = time.Since(start), len(names)
+	if len(names) > 0 {
+		for i := range steps {
+			f.JoinSteps[i] = time.Duration(steps[i].Load() / int64(len(names)))
+		}
+	}
 	if first != nil {
 		return nil, nil, first
 	}
@@ -190,15 +202,25 @@ func (e *env) joinFleet(ctx context.Context, n int, f *Fleet) (names, creds []st
 	return names, creds, nil
 }
 
-func (e *env) createAndJoin(ctx context.Context, agentHTTP *http.Client, name string) (string, error) {
+// createAndJoin creates, mints and joins one edge, adding each step's
+// time to steps (create, join-token, join), so the report can say which
+// step bounds the join rate.
+func (e *env) createAndJoin(ctx context.Context, agentHTTP *http.Client, name string, steps *[3]atomic.Int64) (string, error) {
+	t0 := time.Now()
 	if err := e.createEdge(ctx, name, v1alpha1.TypeKubernetes); err != nil {
 		return "", err
 	}
+	t1 := time.Now()
 	tok, err := e.joinToken(ctx, name)
 	if err != nil {
 		return "", err
 	}
-	return e.join(ctx, agentHTTP, name, tok)
+	t2 := time.Now()
+	cred, err := e.join(ctx, agentHTTP, name, tok)
+	steps[0].Add(int64(t1.Sub(t0)))
+	steps[1].Add(int64(t2.Sub(t1)))
+	steps[2].Add(int64(time.Since(t2)))
+	return cred, err
 }
 
 // simAgent is one simulated agent: a revdial.Client on the edge's control
@@ -282,4 +304,36 @@ func (e *env) window(ctx context.Context, provider int, d time.Duration) (Window
 	w.Writes, w.WatchErr = wc.Snapshot()
 	w.TopKeys = wc.TopKeys(3)
 	return w, nil
+}
+
+// quietMax bounds waitQuiet.
+const quietMax = 90 * time.Second
+
+// waitQuiet waits until no Edge object has been written for quiet, or max
+// passes, and returns how long it waited.
+func (e *env) waitQuiet(ctx context.Context, quiet, max time.Duration) (time.Duration, error) {
+	wc, err := WatchWrites(ctx, "unix://"+e.hub.DataDir()+"/etcd/etcd.sock", e.cluster)
+	if err != nil {
+		return 0, err
+	}
+	defer wc.Stop()
+	start := time.Now()
+	last, lastChange := -1, start
+	for time.Since(start) < max {
+		c, err := wc.Snapshot()
+		if err != nil {
+			return 0, err
+		}
+		if n := c[ClassEdges]; n != last {
+			last, lastChange = n, time.Now()
+		} else if time.Since(lastChange) >= quiet {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+	return time.Since(start), nil
 }

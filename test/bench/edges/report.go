@@ -29,9 +29,11 @@ func sortKeyCounts(s []KeyCount) {
 // Fleet is the result of the idle-fleet part.
 type Fleet struct {
 	Edges, Joined, Connected, Ready int
-	JoinTime                        time.Duration // creating and joining the Joined edges
-	ConnectTime                     time.Duration // from the first control dial to all connected
-	ReadyTime                       time.Duration // from all connected to all Ready (or giving up)
+	JoinTime                        time.Duration    // creating and joining the Joined edges
+	ConnectTime                     time.Duration    // from the first control dial to all connected
+	ReadyTime                       time.Duration    // from all connected to all Ready (or giving up)
+	JoinSteps                       [3]time.Duration // mean time of create, join-token, join per edge
+	QuietWait                       time.Duration    // waiting for the joins' status writes to end
 	// Provider VmRSS: before any Edge existed, with every Edge created and
 	// joined but no tunnel up, and with every tunnel up and idle.
 	RSSEmptyKiB, RSSJoinedKiB, RSSConnectedKiB int64
@@ -137,6 +139,8 @@ func Report(w io.Writer, f *Fleet, l *Latency, s *SSH, skipped map[string]string
 		fmt.Fprintf(w, "-- 1. idle fleet: %d edges asked, %d created and joined in %s (%.1f joins/s), %d tunnels up in %s, %d Ready %s later; idle windows %s (tunnels up) and %s (baseline)\n",
 			f.Edges, f.Joined, f.JoinTime.Round(time.Second), float64(f.Joined)/max(f.JoinTime.Seconds(), 1e-9),
 			f.Connected, f.ConnectTime.Round(time.Millisecond), f.Ready, f.ReadyTime.Round(time.Second), f.Loaded.D, f.Baseline.D)
+		fmt.Fprintf(w, "   per edge (16 in parallel): create %.0f ms, join-token %.0f ms, join %.0f ms; then %s until the Edges were quiet\n",
+			ms(f.JoinSteps[0]), ms(f.JoinSteps[1]), ms(f.JoinSteps[2]), f.QuietWait.Round(time.Second))
 		if f.Joined < f.Edges {
 			fmt.Fprintf(w, "   (only %d of %d edges joined within the bench's join budget: the per-edge numbers are over %d)\n", f.Joined, f.Edges, f.Joined)
 		}
