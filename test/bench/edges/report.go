@@ -37,7 +37,7 @@ type Fleet struct {
 	// Provider VmRSS: before any Edge existed, with every Edge created and
 	// joined but no tunnel up, and with every tunnel up and idle.
 	RSSEmptyKiB, RSSJoinedKiB, RSSConnectedKiB int64
-	HubRSSKiB                                  int64
+	HubRSSJoinedKiB, HubRSSKiB                 int64 // the hub's VmRSS with no tunnel up and with the fleet connected
 	// Baseline: joined, no tunnel up; Loaded: every tunnel up. Both idle.
 	Baseline, Loaded Window
 }
@@ -148,7 +148,8 @@ func Report(w io.Writer, f *Fleet, l *Latency, s *SSH, skipped map[string]string
 		row("provider RSS per idle edge, tunnel only (KiB)", fmt.Sprintf("%.1f", float64(f.RSSConnectedKiB-f.RSSJoinedKiB)/n), "", "", "")
 		row("provider RSS per edge, object+credential+tunnel (KiB)", fmt.Sprintf("%.1f", float64(f.RSSConnectedKiB-f.RSSEmptyKiB)/n), "", "", "")
 		row("provider RSS: empty / joined / connected (MiB)", fmt.Sprintf("%d/%d/%d", f.RSSEmptyKiB/1024, f.RSSJoinedKiB/1024, f.RSSConnectedKiB/1024), "", "", "")
-		row("hub RSS with the fleet connected (MiB)", fmt.Sprintf("%d", f.HubRSSKiB/1024), "", "", "")
+		row("hub RSS per idle edge, tunnel only (KiB)", fmt.Sprintf("%.1f", float64(f.HubRSSKiB-f.HubRSSJoinedKiB)/n), "", "", "the hub proxies every tunnel")
+		row("hub RSS: joined / connected (MiB)", fmt.Sprintf("%d/%d", f.HubRSSJoinedKiB/1024, f.HubRSSKiB/1024), "", "", "")
 		b, l := f.Baseline, f.Loaded
 		pct := func(v float64) string { return fmt.Sprintf("%.2f%%", v) }
 		row("hub CPU while idle (% of one core)", pct(l.cpuPct(l.HubCPU)), pct(b.cpuPct(b.HubCPU)), ratio(l.cpuPct(l.HubCPU), b.cpuPct(b.HubCPU)), "baseline: joined, no tunnel")
@@ -200,6 +201,14 @@ func Report(w io.Writer, f *Fleet, l *Latency, s *SSH, skipped map[string]string
 		fmt.Fprintf(w, "-- 3. SSH: cat of %d MB, median of %d runs each, first byte to last\n", s.Bytes/1e6, len(s.Direct))
 		tun, dir := MBps(s.Bytes, s.Tunnel), MBps(s.Bytes, s.Direct)
 		row("ssh throughput (MB/s)", fmt.Sprintf("%.1f", tun), fmt.Sprintf("%.1f", dir), ratio(tun, dir), ">= 0.50x")
+		each := func(runs []time.Duration) string {
+			var parts []string
+			for _, d := range runs {
+				parts = append(parts, fmt.Sprintf("%.1f", MBps(s.Bytes, []time.Duration{d})))
+			}
+			return strings.Join(parts, " ")
+		}
+		fmt.Fprintf(w, "   each run (MB/s, in order): tunnel %s; direct %s\n", each(s.Tunnel), each(s.Direct))
 	} else {
 		fmt.Fprintf(w, "-- 3. SSH throughput: not run: %s\n", skipped["ssh"])
 	}
