@@ -79,7 +79,9 @@
 //     tunnel;
 //   - the agent ([Client]) only follows a connPath that is an absolute path
 //     on the control channel's host, so a conn-ready cannot send the
-//     agent's credentials anywhere else.
+//     agent's credentials anywhere else; with [ClientConfig.ControlHeader]
+//     the credentials go on the control handshake only and pickups carry
+//     none at all.
 //
 // Tokens are looked up in a map, not compared byte by byte, so response
 // timing reveals nothing usable about a 192-bit secret. Tokens appear in

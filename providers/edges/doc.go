@@ -46,6 +46,12 @@
 //     the old one stays valid until the new one is first used, so a lost
 //     answer does not lock the agent out. Deleting the Edge closes its
 //     tunnel at once and the credential, stored on the object, dies with it.
+//     A tunnel whose credential the Edge no longer accepts (a new join
+//     replaced the agent, or an admin removed the annotation) is closed too.
+//   - Every join attempt and every refused credential costs one live GET
+//     of the Edge (the cache may lag a fresh token); the hub's request
+//     limits bound that, and nothing on these paths writes unless a secret
+//     matched.
 //
 // The tunnel registry keys on the logical cluster (id "<cluster>/<name>"),
 // so same-named edges of two workspaces never share a tunnel, and so does

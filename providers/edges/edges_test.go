@@ -33,6 +33,7 @@ func TestEdges(t *testing.T) {
 	t.Run("ReconnectRace", func(t *testing.T) { testReconnectRace(t, k) })
 	t.Run("DeleteRevokes", func(t *testing.T) { testDeleteRevokes(t, k) })
 	t.Run("RejoinRevokes", func(t *testing.T) { testRejoinRevokes(t, k) })
+	t.Run("SilentTunnel", func(t *testing.T) { testSilentTunnel(t, k) })
 	t.Run("StartupGrace", func(t *testing.T) { testStartupGrace(t, k) })
 	t.Run("Heartbeat", func(t *testing.T) { testHeartbeat(t, k) })
 	t.Run("ServerHostKey", func(t *testing.T) { testServerHostKey(t, k) })

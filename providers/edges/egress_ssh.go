@@ -14,6 +14,7 @@ import (
 
 	"github.com/gorilla/websocket"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/wharfhub/wharf/providers/edges/apis/v1alpha1"
@@ -56,6 +57,12 @@ func (e *Egress) serveSSH(w http.ResponseWriter, r *http.Request) {
 	up := websocket.Upgrader{
 		ReadBufferSize: sshBufferSize, WriteBufferSize: sshBufferSize,
 		CheckOrigin: func(*http.Request) bool { return true }, // checked above
+		// A failed handshake answers a Status too, not gorilla's text.
+		Error: func(w http.ResponseWriter, r *http.Request, code int, reason error) {
+			writeStatus(w, r, &apierrors.StatusError{ErrStatus: metav1.Status{
+				Status: metav1.StatusFailure, Code: int32(code), Reason: metav1.StatusReasonBadRequest, Message: reason.Error(),
+			}})
+		},
 	}
 	ws, err := up.Upgrade(w, r, nil)
 	if err != nil {

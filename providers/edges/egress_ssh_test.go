@@ -140,4 +140,17 @@ func TestEgressSSHOrigin(t *testing.T) {
 	if resp.StatusCode != 400 {
 		t.Fatalf("plain GET: %d", resp.StatusCode)
 	}
+	// A broken handshake (no key, no version) is refused with a Status.
+	req := asHub(t, "GET", f.url("c1", "srv", "/ssh"), alice)
+	req.Header.Set("Connection", "Upgrade")
+	req.Header.Set("Upgrade", "websocket")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || !strings.Contains(string(b), `"kind":"Status"`) {
+		t.Fatalf("broken handshake: %d %s", resp.StatusCode, b)
+	}
 }

@@ -52,12 +52,18 @@ const edgePath = "/apis/" + v1alpha1.GroupName + "/" + v1alpha1.Version + "/edge
 //  6. Anything else: 404.
 func (p *Provider) buildHandler() http.Handler {
 	agent := http.NewServeMux()
-	agent.HandleFunc("POST /agent/{cluster}"+edgePath+"/join", p.withAgentEdge(p.serveJoin))
-	agent.HandleFunc("GET /agent/{cluster}"+edgePath+"/proxy", p.withAgentEdge(p.serveAgentProxy))
+	agent.HandleFunc("/agent/{cluster}"+edgePath+"/join", p.withAgentEdge(http.MethodPost, p.serveJoin))
+	agent.HandleFunc("/agent/{cluster}"+edgePath+"/proxy", p.withAgentEdge(http.MethodGet, p.serveAgentProxy))
 	agent.HandleFunc("/", notFound)
 
 	edgeproxy := http.NewServeMux()
-	edgeproxy.HandleFunc("POST /edgeproxy/clusters/{cluster}"+edgePath+"/join-token", p.serveJoinToken)
+	edgeproxy.HandleFunc("/edgeproxy/clusters/{cluster}"+edgePath+"/join-token", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			writeStatus(w, r, apierrors.NewMethodNotSupported(edgeGR, r.Method))
+			return
+		}
+		p.serveJoinToken(w, r)
+	})
 	edgeproxy.Handle("/edgeproxy/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { p.egress.ServeHTTP(w, r) }))
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -78,8 +84,12 @@ func (p *Provider) buildHandler() http.Handler {
 
 // withAgentEdge checks the path's cluster and name; a malformed one gets
 // the same 401 as a wrong credential.
-func (p *Provider) withAgentEdge(h func(http.ResponseWriter, *http.Request, string, string)) http.HandlerFunc {
+func (p *Provider) withAgentEdge(method string, h func(http.ResponseWriter, *http.Request, string, string)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != method {
+			writeStatus(w, r, apierrors.NewMethodNotSupported(edgeGR, r.Method))
+			return
+		}
 		cluster, name := r.PathValue("cluster"), r.PathValue("name")
 		if !validCluster(cluster) || len(validation.IsDNS1123Subdomain(name)) > 0 {
 			writeStatus(w, r, errUnauthorized)

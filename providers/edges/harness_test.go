@@ -287,3 +287,18 @@ func gaugeValue(t *testing.T, e *env, name string) float64 { return metricValue(
 func counterValue(t *testing.T, e *env, name, label, value string) float64 {
 	return metricValue(t, e, name, label, value)
 }
+
+// rawControl opens the control websocket and does nothing with it: an
+// agent that has gone silent.
+func (e *env) rawControl(name, cred string) *websocket.Conn {
+	e.t.Helper()
+	u, _ := url.Parse(e.srv.URL)
+	u.Scheme = "wss"
+	u.Path = protocol.BackendPrefix + protocol.AgentBase(testCluster, name) + "/proxy"
+	d := &websocket.Dialer{TLSClientConfig: e.srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()}
+	ws, _, err := d.Dial(u.String(), http.Header{"Authorization": {"Bearer " + cred}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return ws
+}

@@ -227,3 +227,19 @@ func testRejoinRevokes(t *testing.T, k *kubeCluster) {
 	case <-time.After(300 * time.Millisecond):
 	}
 }
+
+// testSilentTunnel: an agent that goes silent without closing anything (an
+// intermediary dropped it) is Disconnected once revdial's read deadline
+// passes; the test shortens the deadline the way the provider config does.
+func testSilentTunnel(t *testing.T, k *kubeCluster) {
+	e := newEnv(t, k, Config{KeepAliveInterval: metav1.Duration{Duration: 200 * time.Millisecond}, ReadDeadline: metav1.Duration{Duration: time.Second}})
+	name := e.createEdge(v1alpha1.TypeKubernetes)
+	cred := e.joinOK(name)
+	ws := e.rawControl(name, cred) // never reads, never answers
+	defer ws.Close()
+	eventually(t, "Ready", func() bool { return e.get(name).Status.Phase == v1alpha1.PhaseReady })
+	eventually(t, "Disconnected after silence", func() bool { return e.get(name).Status.Phase == v1alpha1.PhaseDisconnected })
+	if c := meta.FindStatusCondition(e.get(name).Status.Conditions, v1alpha1.ConditionConnected); c == nil || c.Reason != ReasonTunnelDown {
+		t.Errorf("Connected: %+v", c)
+	}
+}

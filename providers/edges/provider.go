@@ -155,6 +155,7 @@ func (p *Provider) start(sp startParams) error {
 	inf, err := p.newInformer(sp.all)
 	if err != nil {
 		p.cancel()
+		close(p.done) // nothing runs; Stop must not wait for it
 		return err
 	}
 	p.store = &store{clientFor: sp.clientFor, indexer: inf.Indexer()}

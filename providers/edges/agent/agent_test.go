@@ -177,12 +177,12 @@ func TestJoinThenRunFromState(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "belongs to edge") {
 		t.Fatalf("foreign bundle: %v", err)
 	}
-	err = Run(context.Background(), Config{StateDir: t.TempDir(), RestConfig: rec.restConfig()})
+	err = Run(context.Background(), Config{StateDir: filepath.Join(t.TempDir(), "st"), RestConfig: rec.restConfig()})
 	if err == nil || !strings.Contains(err.Error(), "--join") {
 		t.Fatalf("no state: %v", err)
 	}
 	// A wrong token never connects: a plain, final error without it.
-	failedDir := t.TempDir()
+	failedDir := filepath.Join(t.TempDir(), "st")
 	err = Run(context.Background(), Config{StateDir: failedDir, Join: other.unmintedBundle("kubernetes", "wrong-SECRET"), RestConfig: rec.restConfig(), Backoff: testBackoff})
 	if err == nil || !strings.Contains(err.Error(), "HTTP 401") || strings.Contains(err.Error(), "wrong-SECRET") {
 		t.Fatalf("wrong token: %v", err)

@@ -66,7 +66,14 @@
 // the agent sees ciphertext. The sshd host key is read (no
 // authentication) on every connect and reported, so the CLI can pin it.
 //
+// The state dir is created 0700; an existing one that others can access
+// is refused rather than chmod-ed (it may be a shared directory named by
+// mistake).
+//
 // Residual risks: whoever controls the hub or the provider controls what
 // the agent forwards (within the edge credential's rights); the credential
-// file is readable by root on the edge machine.
+// file is readable by root on the edge machine; a --join bundle on the
+// command line is visible to local users in the process list until the
+// agent exits (the token in it is single-use and short-lived, and spent
+// by the first run; --join-file avoids it).
 package agent

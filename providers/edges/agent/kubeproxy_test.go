@@ -263,3 +263,43 @@ func TestKubeProxyStreamsAndUpgrades(t *testing.T) {
 }
 
 func dialRaw(addr string) (net.Conn, error) { return net.DialTimeout("tcp", addr, 10*time.Second) }
+
+// TestKubeProxyRefusals: an edge kubeconfig that already impersonates
+// cannot be combined with impersonate mode (client-go would overwrite the
+// caller), and an unreachable edge API server is a 503 Status that names
+// no internal address.
+func TestKubeProxyRefusals(t *testing.T) {
+	rec := newRecorder(t)
+	cfg := rec.restConfig()
+	cfg.Impersonate.UserName = "someone"
+	if _, err := newKubeProxy(cfg, IdentityImpersonate, ""); err == nil || !strings.Contains(err.Error(), "impersonates") {
+		t.Fatalf("impersonating kubeconfig in impersonate mode: %v", err)
+	}
+	if _, err := newKubeProxy(cfg, IdentityAgent, ""); err != nil {
+		t.Fatalf("impersonating kubeconfig in agent mode: %v", err)
+	}
+	if _, err := newKubeProxy(rec.restConfig(), "root", ""); err == nil {
+		t.Fatal("an unknown identity mode was accepted")
+	}
+
+	dead := rec.restConfig()
+	dead.Host = "https://127.0.0.1:1"
+	h, err := newKubeProxy(dead, IdentityImpersonate, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	front := httptest.NewServer(h)
+	defer front.Close()
+	req, _ := http.NewRequest(http.MethodGet, front.URL+"/api", nil)
+	req.Header.Set(protocol.HeaderEdgeUser, "alice")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var st metav1.Status
+	if resp.StatusCode != http.StatusServiceUnavailable || json.Unmarshal(body, &st) != nil || st.Code != 503 || strings.Contains(string(body), "127.0.0.1") {
+		t.Fatalf("unreachable edge API server: %d %s", resp.StatusCode, body)
+	}
+}

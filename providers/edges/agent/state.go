@@ -46,10 +46,15 @@ func openStateDir(path string) (stateDir, error) {
 	if err := os.MkdirAll(path, 0o700); err != nil {
 		return stateDir{}, fmt.Errorf("state dir: %w", err)
 	}
-	// MkdirAll leaves an existing directory's mode alone; the credential
-	// inside must not be listable by others either way.
-	if err := os.Chmod(path, 0o700); err != nil {
+	fi, err := os.Stat(path)
+	if err != nil {
 		return stateDir{}, fmt.Errorf("state dir: %w", err)
+	}
+	// MkdirAll leaves an existing directory's mode alone. Changing it
+	// here could lock others out of a shared directory named by mistake
+	// (--state-dir /tmp), so an open one is refused instead.
+	if !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 {
+		return stateDir{}, fmt.Errorf("state dir %s: must be a directory only its owner can access (mode 0700, is %v)", path, fi.Mode())
 	}
 	return stateDir{path: path}, nil
 }

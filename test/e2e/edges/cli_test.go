@@ -24,9 +24,20 @@ const agentStateDir = "/var/lib/wharf-agent"
 // line run verbatim through sh, `wharf kubeconfig edge`, then kubectl get
 // namespaces from that kubeconfig.
 func testCLIFlow(t *testing.T, e *env) {
-	// alice owns a workspace of her own with edges enabled.
-	e.hub.createWorkspace("alicews", "edges")
-	e.hub.grantAdmin("alicews", "alice")
+	// alice owns a workspace of her own with edges enabled: the README's
+	// testdata/lab.yaml, so the walk-through stays true.
+	e.hub.createWorkspace("alicews")
+	lab, err := os.ReadFile(filepath.Join("testdata", "lab.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.hub.mustApply("root:alicews", string(lab), "create")
+	eventually(t, 2*time.Minute, func() error {
+		if out, err := e.hub.kubectl("root:alicews", "get", "edges"); err != nil {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+		return nil
+	})
 
 	home := t.TempDir()
 	kc := filepath.Join(home, ".kube", "config")

@@ -5,6 +5,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
 
 	"github.com/wharfhub/wharf/providers/edges/apis/v1alpha1"
 	"github.com/wharfhub/wharf/providers/edges/protocol"
@@ -16,6 +19,26 @@ type status struct {
 	Code    int    `json:"code"`
 	Reason  string `json:"reason"`
 	Message string `json:"message"`
+}
+
+// websocketCode opens a websocket to path on the hub and returns the
+// answer's status (101 when it was accepted).
+func (e *env) websocketCode(t *testing.T, token, path string) int {
+	t.Helper()
+	d := websocket.Dialer{TLSClientConfig: e.hub.tlsConfig(), HandshakeTimeout: 30 * time.Second}
+	hdr := http.Header{}
+	if token != "" {
+		hdr.Set("Authorization", "Bearer "+token)
+	}
+	c, resp, err := d.Dial("wss"+strings.TrimPrefix(e.hub.URL, "https")+path, hdr)
+	if err == nil {
+		c.Close()
+		return http.StatusSwitchingProtocols
+	}
+	if resp == nil {
+		t.Fatalf("websocket to %s: %v", path, err)
+	}
+	return resp.StatusCode
 }
 
 // testEgressDenials: anonymous and invalid-token callers get 401;
@@ -94,9 +117,12 @@ func testEgressDenials(t *testing.T, e *env) {
 			t.Errorf("carol on %s: the denial mentions the tunnel: %s", c.name, body)
 		}
 	}
-	// carol's ssh egress and join-token minting in lab are refused too.
-	if code, _, body := call(carolToken, "root:"+carolWorkspace, egress(e.labID, "lab-server-guarded", "/ssh")); code != http.StatusForbidden {
-		t.Errorf("carol on lab's ssh egress: %d %s", code, body)
+	// carol's ssh egress (a websocket, as wharf ssh-proxy opens it) and
+	// join-token minting in lab are refused too.
+	for _, name := range []string{"lab-server-guarded", "lab-missing"} {
+		if code := e.websocketCode(t, carolToken, egress(e.labID, name, "/ssh")); code != http.StatusForbidden {
+			t.Errorf("carol on lab's ssh egress of %s: %d, want 403", name, code)
+		}
 	}
 	if code, _, body := e.mintToken(t, carolToken, e.labID, carolWorkspace, "lab-guarded"); code != http.StatusForbidden {
 		t.Errorf("carol minted a join token for a lab edge: %d %s", code, body)

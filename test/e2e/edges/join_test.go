@@ -145,7 +145,16 @@ func testJoinTokenAndCredential(t *testing.T, e *env) {
 	}
 
 	// Deleting the Edge disconnects the agent and refuses its credential.
+	before := len(a.log.String())
 	e.hub.mustKubectl("root:"+labWorkspace, "delete", "edge", name, "--wait=true")
+	eventually(t, time.Minute, func() error {
+		// The agent's tunnel ends: it logs the tunnel going down (and then
+		// its refused reconnects).
+		if after := a.log.String()[before:]; !strings.Contains(strings.ToLower(after), "tunnel down") {
+			return fmt.Errorf("the agent's tunnel is still up after the delete; its log since:\n%s", after)
+		}
+		return nil
+	})
 	eventually(t, time.Minute, func() error {
 		if code := e.controlDial(t, e.labID, name, cred2); code != http.StatusUnauthorized && code != http.StatusForbidden {
 			return fmt.Errorf("the deleted edge's credential got %d", code)

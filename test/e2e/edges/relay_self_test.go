@@ -17,12 +17,14 @@ func TestRelayCuts(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
+	served := make(chan net.Conn, 10)
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
+			served <- c
 			go func() { _, _ = io.Copy(c, c); c.Close() }()
 		}
 	}()
@@ -48,6 +50,12 @@ func TestRelayCuts(t *testing.T) {
 	if err := roundTrip(old); err == nil {
 		t.Fatal("bytes passed a black-holed connection")
 	}
+	// The far side closing is not heard either: a read times out.
+	(<-served).Close()
+	_ = old.SetReadDeadline(time.Now().Add(time.Second))
+	if _, err := old.Read(make([]byte, 1)); err == nil || !isTimeout(err) {
+		t.Fatalf("a close crossed the black hole: %v", err)
+	}
 	fresh, err := net.Dial("tcp", r.Addr)
 	if err != nil {
 		t.Fatal(err)
@@ -68,4 +76,9 @@ func TestRelayCuts(t *testing.T) {
 	if err := roundTrip(again); err != nil {
 		t.Fatalf("after Restore: %v", err)
 	}
+}
+
+func isTimeout(err error) bool {
+	ne, ok := err.(net.Error)
+	return ok && ne.Timeout()
 }

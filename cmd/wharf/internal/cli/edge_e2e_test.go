@@ -64,7 +64,6 @@ func setupEdgesWorkspace(t *testing.T, h *e2eHub, u *e2eUser, name string) {
 		}
 		return nil
 	})
-	h.kubectl(t, ws, "apiVersion: providers.wharf.dev/v1alpha1\nkind: ProviderBinding\nmetadata:\n  name: edges\nspec:\n  provider: edges\n", "create", "-f", "-")
 	// The workspace has no bootstrap cluster-admin role: grant alice all
 	// of the Edge API (proxy included) and "access" to the workspace,
 	// which the backend proxy checks before the provider sees a request.
@@ -80,6 +79,11 @@ rules:
   verbs: ["access"]
 `, "create", "-f", "-")
 	h.kubectl(t, ws, "", "create", "clusterrolebinding", "alice-edge-admin", "--clusterrole=edge-admin", "--user=alice")
+	// Not enabled yet: the CLI says what to do about it.
+	if _, errOut, code := u.run(t, "edge", "list", "-w", ws); code != 1 || !strings.Contains(errOut, "enable it with a ProviderBinding") {
+		t.Errorf("edge list before the binding: exit %d %s", code, errOut)
+	}
+	h.kubectl(t, ws, "apiVersion: providers.wharf.dev/v1alpha1\nkind: ProviderBinding\nmetadata:\n  name: edges\nspec:\n  provider: edges\n", "create", "-f", "-")
 	eventuallyE2E(t, 2*time.Minute, func() error {
 		out, errOut, code := u.run(t, "edge", "list", "-w", ws)
 		if code != 0 || !strings.Contains(errOut, "No resources found") {
