@@ -147,7 +147,8 @@ func newEdgeCreateCommand(f *hubFlags) *cobra.Command {
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "edge.%s/%s created\n", edgesv1.GroupName, e.Name)
 			if err := printJoin(cmd.Context(), cmd.OutOrStdout(), c, e); err != nil {
-				return err
+				// The Edge exists now; say how to get its command later.
+				return fmt.Errorf("edge %q was created, but no join command could be printed (retry with \"wharf edge join-command %s\"): %w", e.Name, e.Name, err)
 			}
 			if !o.wait {
 				return nil

@@ -2,6 +2,11 @@ package cli
 
 import (
 	"bytes"
+	"context"
+	"encoding/pem"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -170,5 +175,58 @@ func TestNewEdgeObject(t *testing.T) {
 	}
 	if _, err := newEdgeObject("lab", "vm", 0); err == nil {
 		t.Fatal("unknown type accepted")
+	}
+}
+
+// TestPrintJoinMintsAsCaller: the join-token request goes to the edge's
+// path on the hub root, as the caller, in the edge's workspace; the bundle
+// printed carries the minted token, and a refusal reads like kubectl's.
+func TestPrintJoinMintsAsCaller(t *testing.T) {
+	var hits int
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits++
+		want := "/services/providers/edges/edgeproxy/clusters/abcdefghij012345/apis/edges.wharf.dev/v1alpha1/edges/lab/join-token"
+		if r.Method != http.MethodPost || r.URL.Path != want || r.Header.Get("X-Wharf-Workspace") != "abcdefghij012345" {
+			http.Error(w, "unexpected "+r.Method+" "+r.URL.Path, http.StatusBadRequest)
+			return
+		}
+		if r.Header.Get("Authorization") != "Bearer secret-token" {
+			w.WriteHeader(http.StatusForbidden)
+			fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"nope","reason":"Forbidden","code":403}`)
+			return
+		}
+		fmt.Fprint(w, `{"token":"minted-1","expiresAt":"2030-01-01T00:00:00Z"}`)
+	}))
+	defer srv.Close()
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	connect := func(token string) *hubConn {
+		c, err := hubFlags{kubeconfig: writeKubeconfig(t, func(cl *clientcmdapi.Cluster, u *clientcmdapi.AuthInfo) {
+			cl.Server, cl.CertificateAuthorityData, u.Token = srv.URL+"/clusters/root:acme", ca, token
+		})}.connect()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	var out bytes.Buffer
+	if err := printJoin(context.Background(), &out, connect("secret-token"), testEdge(edgesv1.TypeKubernetes)); err != nil {
+		t.Fatal(err)
+	}
+	var bundle string
+	for _, f := range strings.Fields(out.String()) {
+		if strings.HasPrefix(f, "wharf-join-v1.") {
+			bundle = f
+		}
+	}
+	b, err := protocol.DecodeBundle(bundle)
+	if err != nil || b.Token != "minted-1" || b.HubURL != srv.URL || b.CA != string(ca) {
+		t.Fatalf("bundle %+v %v from:\n%s", b, err, out.String())
+	}
+	err = printJoin(context.Background(), &out, connect("other-token"), testEdge(edgesv1.TypeKubernetes))
+	if got := Message(err); got != "Error from server (Forbidden): nope" {
+		t.Fatalf("refusal: %q", got)
+	}
+	if hits != 2 {
+		t.Fatalf("%d join-token requests, want 2", hits)
 	}
 }
