@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wharfhub/wharf/providers/edges/apis/v1alpha1"
-	"github.com/wharfhub/wharf/test/procnet"
 )
 
 // TestEdges runs the scenarios that can share one hub and one edge
@@ -118,13 +117,26 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: alice}]
 		t.Fatalf("the object is on the hub too: %s", out)
 	}
 
-	// The agent dials out only: no listening socket.
-	ports, err := procnet.ListeningTCPPorts(a.pid())
+	// The agent dials out only: no listening socket, TCP or unix. The
+	// check itself is checked on a process that does listen: the hub.
+	if l, err := listeningSockets(e.hub.pid()); err != nil || len(l) == 0 {
+		t.Fatalf("the listener check sees nothing on the hub: %v %v", l, err)
+	}
+	l, err := listeningSockets(a.pid())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ports) != 0 {
-		t.Fatalf("wharf-agent listens on %v", ports)
+	if len(l) != 0 {
+		t.Fatalf("wharf-agent listens on %v", l)
+	}
+
+	// kubectl's view of the Edge: the printer columns.
+	out := e.hub.mustKubectl("root:"+labWorkspace, "get", "edge", "lab-k8s")
+	if hdr := strings.Fields(strings.SplitN(out, "\n", 2)[0]); strings.Join(hdr, " ") != "NAME TYPE PHASE CONNECTED AGENT AGE" {
+		t.Errorf("kubectl get edge columns %v:\n%s", hdr, out)
+	}
+	if !strings.Contains(out, "kubernetes") || !strings.Contains(out, "Ready") {
+		t.Errorf("kubectl get edge:\n%s", out)
 	}
 }
 

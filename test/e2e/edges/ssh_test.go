@@ -103,6 +103,32 @@ func testSSH(t *testing.T, e *env) {
 		t.Errorf("sshd never accepted the key:\n%s", a.Log())
 	}
 
+	// `wharf ssh-proxy` on its own, from an ssh_config as a person would
+	// write it, with the key from status.sshHostKey pinned by hand.
+	home := t.TempDir()
+	known := filepath.Join(home, "known_hosts")
+	if err := os.WriteFile(known, []byte("web-1.edge "+ed.Status.SSHHostKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(home, "ssh_config")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`Host web-1.edge
+  ProxyCommand %s ssh-proxy web-1 --kubeconfig %s
+  HostKeyAlias web-1.edge
+  UserKnownHostsFile %s
+  StrictHostKeyChecking yes
+  User %s
+  IdentityFile %s
+  IdentitiesOnly yes
+  BatchMode yes
+`, wharfBinary(t), kc, known, a.User, a.ClientKey)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	plain := exec.Command("ssh", "-F", cfg, "web-1.edge", "echo", "via-ssh-config")
+	plain.Env = append(filteredEnv("KUBECONFIG", "HOME", "SSH_AUTH_SOCK"), "HOME="+home)
+	if out, err := plain.CombinedOutput(); err != nil || !strings.Contains(string(out), "via-ssh-config") {
+		t.Errorf("ssh -F <config with wharf ssh-proxy>: %v\n%s", err, out)
+	}
+
 	// Another host behind the same edge: its key is not the pinned one.
 	sshRelay.Retarget(b.Addr)
 	out, err = e.wharfSSH(t, kc, a, "web-1", "echo", "should-not-run").CombinedOutput()
