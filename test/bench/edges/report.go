@@ -167,9 +167,13 @@ func Report(w io.Writer, f *Fleet, l *Latency, s *SSH, skipped map[string]string
 		} else {
 			fmt.Fprintf(w, "   (provider metrics unreadable: %v)\n", l.MetricsErr)
 		}
-		if HeartbeatInterval > l.D {
-			fmt.Fprintf(w, "   note: the provider rewrites a connected edge's lastHeartbeatTime every %s (its default), longer than\n"+
-				"   this window: in steady state that is %.1f writes/min for %d edges, not seen above\n", HeartbeatInterval, float64(f.Connected)*float64(time.Minute)/float64(HeartbeatInterval), f.Connected)
+		// The provider checks heartbeats every interval/2, so a rewrite
+		// comes between 1 and 1.5 intervals after the last: a window
+		// shorter than that can miss every one.
+		if l.D < HeartbeatInterval*3/2 {
+			fmt.Fprintf(w, "   note: the provider rewrites a connected edge's lastHeartbeatTime every %s to %s (its default),\n"+
+				"   which this window can miss: in steady state that is up to %.1f writes/min for %d edges, not seen above\n",
+				HeartbeatInterval, HeartbeatInterval*3/2, float64(f.Connected)*float64(time.Minute)/float64(HeartbeatInterval), f.Connected)
 		}
 		for _, win := range []Window{l, b} {
 			if win.WatchErr != nil {
