@@ -49,9 +49,9 @@
 //     A tunnel whose credential the Edge no longer accepts (a new join
 //     replaced the agent, or an admin removed the annotation) is closed too.
 //   - Every join attempt and every refused credential costs one live GET
-//     of the Edge (the cache may lag a fresh token); the hub's request
-//     limits bound that, and nothing on these paths writes unless a secret
-//     matched.
+//     of the Edge (the cache may lag a fresh token). Only the hub's
+//     in-flight limits bound that rate (no per-address throttle here);
+//     nothing on these paths writes unless a secret matched.
 //
 // The tunnel registry keys on the logical cluster (id "<cluster>/<name>"),
 // so same-named edges of two workspaces never share a tunnel, and so does

@@ -82,6 +82,12 @@ func testReconnectRace(t *testing.T, k *kubeCluster) {
 	if _, ok := e.p.tunnels.get(tunnelID(testCluster, name)); !ok {
 		t.Fatal("the old tunnel's clean-up removed the new one")
 	}
+	// Two connects racing: the replaced one's handler adopts last. It must
+	// not overwrite its successor.
+	e.p.adopt(e.p.ctx, testCluster, name, t1.d, agentInfo{}, t1.credHash)
+	if t2, ok := e.p.tunnels.get(tunnelID(testCluster, name)); !ok || t2.d == t1.d {
+		t.Fatal("a late adopt of the replaced tunnel overwrote the live one")
+	}
 	echo(t, e, name, "through the second tunnel")
 	// Let the controller settle, then check nothing flapped.
 	time.Sleep(500 * time.Millisecond)

@@ -77,9 +77,28 @@ func (r *registry) count() int {
 
 // adopt makes d the tunnel of (cluster, name), replacing any older one, and
 // watches it until it dies or ctx ends.
+//
+// Two connects of one edge may race: revdial registers the later dialer
+// (closing the earlier) before either handler gets here. Only the dialer
+// revdial holds now is adopted, so a replaced one never overwrites its
+// successor here; if none is held any more, a dead entry left behind for
+// a successor that died before adopting itself is cleared.
 func (p *Provider) adopt(ctx context.Context, cluster, name string, d *revdial.Dialer, info agentInfo, credHash string) {
 	id := tunnelID(cluster, name)
 	p.tunnels.mu.Lock()
+	if cur, live := p.rd.Dialer(id); !live || cur != d {
+		stale := false
+		if t, ok := p.tunnels.m[id]; ok && !live && t.d.Err() != nil {
+			delete(p.tunnels.m, id)
+			stale = true
+		}
+		p.tunnels.mu.Unlock()
+		if stale {
+			p.metrics.connected.Set(float64(p.tunnels.count()))
+			p.enqueue(cluster, name)
+		}
+		return
+	}
 	p.tunnels.m[id] = &tunnel{d: d, info: info, since: p.clock.Now(), credHash: credHash}
 	p.tunnels.seen[id] = true
 	p.tunnels.mu.Unlock()
