@@ -15,8 +15,7 @@ import (
 	"github.com/wharfhub/wharf/providers/edges/apis/v1alpha1"
 )
 
-// agentStateDir is the state dir the CLI's printed line names; the CLI
-// flow runs that line verbatim, so the test cleans the directory.
+// agentStateDir is the state dir the CLI's printed line names.
 const agentStateDir = "/var/lib/wharf-agent"
 
 // testCLIFlow is the whole flow as a new user would run it: `wharf login
@@ -66,10 +65,15 @@ func testCLIFlow(t *testing.T, e *env) {
 
 	// Run it verbatim on "the edge machine": a shell whose PATH has
 	// wharf-agent and whose KUBECONFIG names the edge cluster, and
-	// nothing else from the hub side.
-	_ = os.RemoveAll(agentStateDir)
-	t.Cleanup(func() { _ = os.RemoveAll(agentStateDir) })
-	agent := exec.Command("sh", "-c", line)
+	// nothing else from the hub side. The line names a fixed state dir,
+	// so the shell gets a private tmpfs there (its own mount namespace):
+	// nothing of this machine's /var/lib/wharf-agent is read or changed,
+	// and tests running at the same time cannot meet in it.
+	if err := os.MkdirAll(agentStateDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	agent := exec.Command("unshare", "--mount", "--propagation", "private", "/bin/sh", "-c",
+		"mount -t tmpfs -o mode=0700 tmpfs "+agentStateDir+" && exec "+line)
 	agent.Dir = t.TempDir()
 	agent.Env = append(filteredEnv("KUBECONFIG", "HOME", "PATH"), "HOME="+t.TempDir(),
 		"PATH="+filepath.Dir(agentBinary(t))+":/usr/local/bin:/usr/bin:/bin", "KUBECONFIG="+e.agentKubeconfig)

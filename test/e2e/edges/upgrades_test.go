@@ -50,7 +50,7 @@ func testUpgradesByteExact(t *testing.T, e *env) {
 					t.Errorf("hub identity header %s crossed the tunnel", k)
 				}
 			}
-			if strings.HasPrefix(v1Lower(k), "impersonate-group") {
+			if strings.HasPrefix(strings.ToLower(k), "impersonate-group") {
 				for _, v := range vs {
 					if strings.HasPrefix(v, "system:") {
 						t.Errorf("%s: impersonated hub group %q", c.name, v)
@@ -60,5 +60,3 @@ func testUpgradesByteExact(t *testing.T, e *env) {
 		}
 	}
 }
-
-func v1Lower(s string) string { return strings.ToLower(s) }
