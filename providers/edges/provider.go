@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
@@ -101,6 +102,13 @@ func (p *Provider) Start(_ context.Context, hc sdk.HubConfig) error {
 	var cfg Config
 	if err := hc.DecodeConfig(&cfg); err != nil {
 		return err
+	}
+	// client-go's default 5 requests/s would serialise joins and status
+	// writes behind each other (1 join/s with a fleet reconnecting); the
+	// hub has its own fairness limits for this identity.
+	hc.RestConfig = rest.CopyConfig(hc.RestConfig)
+	if hc.RestConfig.QPS == 0 {
+		hc.RestConfig.QPS, hc.RestConfig.Burst = 200, 400
 	}
 	wild, err := clusters.Wildcard(hc.RestConfig)
 	if err != nil {
