@@ -48,9 +48,10 @@ type unavailableError struct{ reason string }
 func (e *unavailableError) Error() string { return "no usable peer: " + e.reason }
 
 // newTargetConn builds the transport for cfg (the provider's credential for
-// the target). seeds are the initial peers; the dial to every peer is
-// timed by c (DialTimeout) and feeds the health state machine and metrics.
-func newTargetConn(name string, cfg *rest.Config, seeds []string, c clock.WithDelayedExecution, m *Metrics) (*targetConn, error) {
+// the target). seeds are the initial peers; the dial (dial) to every peer
+// is timed by c (DialTimeout) and feeds the health state machine and
+// metrics.
+func newTargetConn(name string, cfg *rest.Config, seeds []string, c clock.WithDelayedExecution, m *Metrics, dial DialFunc) (*targetConn, error) {
 	base, err := url.Parse(cfg.Host)
 	if err != nil {
 		return nil, fmt.Errorf("target %q: host: %w", name, err)
@@ -70,7 +71,7 @@ func newTargetConn(name string, cfg *rest.Config, seeds []string, c clock.WithDe
 	if err != nil {
 		return nil, fmt.Errorf("target %q: tls: %w", name, err)
 	}
-	d := &healthDialer{target: name, peers: t.peers, clock: c, metrics: m}
+	d := &healthDialer{target: name, peers: t.peers, clock: c, metrics: m, dial: dial}
 	tr := &http.Transport{
 		DialContext:         d.DialContext,
 		TLSClientConfig:     tlsCfg,
@@ -95,6 +96,7 @@ type healthDialer struct {
 	peers   *Peers
 	clock   clock.WithDelayedExecution
 	metrics *Metrics
+	dial    DialFunc
 }
 
 func (d *healthDialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -103,7 +105,7 @@ func (d *healthDialer) DialContext(ctx context.Context, network, addr string) (n
 	defer cancel()
 	var timedOut atomic.Bool
 	timer := d.clock.AfterFunc(DialTimeout, func() { timedOut.Store(true); cancel() })
-	conn, err := (&net.Dialer{}).DialContext(dctx, network, addr)
+	conn, err := d.dial(dctx, network, addr)
 	timer.Stop()
 	d.metrics.dialDuration.WithLabelValues(d.target).Observe(d.clock.Since(start).Seconds())
 	if err == nil {

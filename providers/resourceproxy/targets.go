@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 	"sync"
@@ -42,6 +43,9 @@ type Targets struct {
 	clock   clock.WithDelayedExecution
 	metrics *Metrics
 	ctx     context.Context // bounds the peer watches
+	// dial opens a TCP connection to one peer; net.Dialer unless a test
+	// replaced it (SetDial) before the first use.
+	dial DialFunc
 
 	mu sync.Mutex
 	// conns is keyed by "<client cluster>|<target key>".
@@ -57,7 +61,26 @@ type cachedConn struct {
 // NewTargets returns the cache. hub may be nil when only external targets
 // are used (tests of the proxy alone).
 func NewTargets(ctx context.Context, hub *rest.Config, secrets SecretReader, c clock.WithDelayedExecution, m *Metrics) *Targets {
-	return &Targets{hub: hub, secrets: secrets, clock: c, metrics: m, ctx: ctx, conns: map[string]*cachedConn{}}
+	return &Targets{hub: hub, secrets: secrets, clock: c, metrics: m, ctx: ctx, dial: (&net.Dialer{}).DialContext, conns: map[string]*cachedConn{}}
+}
+
+// DialFunc opens a connection to one peer ("host:port"); it must return
+// once ctx is done.
+type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// SetDial replaces the peer dial, before the first request: tests drive a
+// dial that never completes to reach the DialTimeout on the injected
+// clock. The timeout, health accounting and metrics stay the proxy's own.
+func (ts *Targets) SetDial(d DialFunc) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	ts.dial = d
+}
+
+func (ts *Targets) dialFunc() DialFunc {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return ts.dial
 }
 
 // Get returns the connection for route r.
@@ -89,7 +112,7 @@ func (ts *Targets) workspace(key string, r *Route) (*targetConn, error) {
 	}
 	// The hub replicas are the peers; the provider knows the one URL it was
 	// given (HubConfig.HubURL), so the list is static and never stale.
-	conn, err := newTargetConn(r.Target.Name(), cfg, []string{hostPort(u)}, ts.clock, ts.metrics)
+	conn, err := newTargetConn(r.Target.Name(), cfg, []string{hostPort(u)}, ts.clock, ts.metrics, ts.dialFunc())
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +143,7 @@ func (ts *Targets) external(ctx context.Context, key string, r *Route, old *cach
 	if err != nil {
 		return nil, &errSecret{ReasonSecretInvalid, fmt.Sprintf("secret %s/%s: server url invalid", ref.Namespace, ref.Name)}
 	}
-	conn, err := newTargetConn(r.Target.Name(), cfg, []string{hostPort(u)}, ts.clock, ts.metrics)
+	conn, err := newTargetConn(r.Target.Name(), cfg, []string{hostPort(u)}, ts.clock, ts.metrics, ts.dialFunc())
 	if err != nil {
 		return nil, err
 	}
