@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -24,9 +25,12 @@ import (
 
 // brokenTarget is an in-test HTTPS server standing in for an external
 // target (the kubeconfig Secret points at it): it answers the discovery
-// of databases.example.com/v1 with a chosen code, and every other request
-// (the proxied list, the peer watch) with 500, as a target whose
-// authentication or storage is failing would.
+// of databases.example.com/v1 with a chosen code and every other API
+// request (the proxied list) with 500, as a target whose authentication
+// or storage is failing would. Its default/kubernetes EndpointSlice (the
+// provider's peer watch) is healthy, listing the server itself, so the
+// peer list never goes stale and only the discovery answer can make the
+// provider serve its fallback.
 type brokenTarget struct {
 	srv       *httptest.Server
 	code      int
@@ -35,7 +39,12 @@ type brokenTarget struct {
 
 func newBrokenTarget(t *testing.T, code int) *brokenTarget {
 	b := &brokenTarget{code: code}
-	b.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	stop := make(chan struct{})
+	b.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices" {
+			b.serveSlices(w, r, stop)
+			return
+		}
 		code := http.StatusInternalServerError
 		if r.URL.Path == "/apis/"+group+"/v1" {
 			b.discovery.Add(1)
@@ -46,8 +55,40 @@ func newBrokenTarget(t *testing.T, code int) *brokenTarget {
 		_ = json.NewEncoder(w).Encode(&metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
 			Status: metav1.StatusFailure, Code: int32(code), Message: "broken target"})
 	}))
-	t.Cleanup(b.srv.Close)
+	b.srv.StartTLS()
+	t.Cleanup(func() {
+		close(stop)
+		b.srv.CloseClientConnections()
+		b.srv.Close()
+	})
 	return b
+}
+
+// serveSlices lists the kubernetes EndpointSlice with this server as the
+// one ready endpoint, and holds a watch open with no events.
+func (b *brokenTarget) serveSlices(w http.ResponseWriter, r *http.Request, stop <-chan struct{}) {
+	w.Header().Set("Content-Type", "application/json")
+	if r.URL.Query().Get("watch") == "true" {
+		w.WriteHeader(http.StatusOK)
+		_ = http.NewResponseController(w).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-stop:
+		}
+		return
+	}
+	addr := b.srv.Listener.Addr().(*net.TCPAddr)
+	port, name, ready := int32(addr.Port), "https", true
+	_ = json.NewEncoder(w).Encode(&discoveryv1.EndpointSliceList{
+		TypeMeta: metav1.TypeMeta{Kind: "EndpointSliceList", APIVersion: "discovery.k8s.io/v1"},
+		ListMeta: metav1.ListMeta{ResourceVersion: "1"},
+		Items: []discoveryv1.EndpointSlice{{
+			ObjectMeta:  metav1.ObjectMeta{Name: "kubernetes", Namespace: "default", ResourceVersion: "1", Labels: map[string]string{discoveryv1.LabelServiceName: "kubernetes"}},
+			AddressType: discoveryv1.AddressTypeIPv4,
+			Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{addr.IP.String()}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
+			Ports:       []discoveryv1.EndpointPort{{Name: &name, Port: &port}},
+		}},
+	})
 }
 
 // kubeconfig for server, trusting ca (the in-test target's certificate).
@@ -163,6 +204,14 @@ spec:
 
 	for _, c := range cases {
 		ws := "root:acme:" + c.name
+		if !c.down {
+			eventually(t, c.name+": the provider watches the target's peers", func() error {
+				if n := promValue(h.metrics(ws), "wharf_resource_proxy_peers", map[string]string{"target": c.name, "state": "healthy"}); n != 1 {
+					return fmt.Errorf("healthy peers %v", n)
+				}
+				return nil
+			})
+		}
 		eventually(t, c.name+": kubectl api-resources lists databases", func() error {
 			cacheDir, err := os.MkdirTemp(t.TempDir(), "kubectl-cache")
 			if err != nil {
