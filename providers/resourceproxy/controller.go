@@ -3,6 +3,7 @@ package resourceproxy
 import (
 	"context"
 	"fmt"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sync"
 	"time"
 
@@ -111,7 +112,12 @@ func (c *Controller) next(ctx context.Context) bool {
 	}
 	defer c.queue.Done(cluster)
 	if err := c.reconcile(ctx, cluster); err != nil {
-		klog.FromContext(ctx).Error(err, "resource proxy: reconcile", "cluster", cluster)
+		if apierrors.IsConflict(err) {
+			// A stale cache read; the retry sees the new object.
+			klog.FromContext(ctx).V(4).Info("resource proxy: reconcile conflict, retrying", "cluster", cluster, "err", err.Error())
+		} else {
+			klog.FromContext(ctx).Error(err, "resource proxy: reconcile", "cluster", cluster)
+		}
 		c.queue.AddRateLimited(cluster)
 		return true
 	}
