@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/wharfhub/wharf/providers/edges/apis/v1alpha1"
 	"github.com/wharfhub/wharf/providers/edges/protocol"
+	"github.com/wharfhub/wharf/test/sshd"
 )
 
 // TestEdgeAttacks is the edges provider's attack table: every row is one
@@ -58,7 +60,7 @@ type edgeRecorder struct {
 
 func startRecorder(t *testing.T, tag string) *edgeRecorder {
 	r := &edgeRecorder{tag: tag}
-	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	r.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		r.mu.Lock()
 		h := req.Header.Clone()
 		h.Set("X-Test-Path", req.URL.Path)
@@ -93,11 +95,11 @@ func (r *edgeRecorder) kubeconfig(t *testing.T) string {
 	p := filepath.Join(t.TempDir(), r.tag+".kubeconfig")
 	kc := fmt.Sprintf(`apiVersion: v1
 kind: Config
-clusters: [{name: fake, cluster: {server: %q}}]
+clusters: [{name: fake, cluster: {server: %q, certificate-authority-data: %s}}]
 users: [{name: agent, user: {token: edge-agent-secret-%s}}]
 contexts: [{name: c, context: {cluster: fake, user: agent}}]
 current-context: c
-`, r.srv.URL, r.tag)
+`, r.srv.URL, base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: r.srv.Certificate().Raw})), r.tag)
 	if err := os.WriteFile(p, []byte(kc), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -536,7 +538,7 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: carol}]
 			code, body := s.call(c.tok, "GET", p, c.hdr)
 			wantCode(t, fmt.Sprintf("metrics %v", c.hdr), code, body, 403)
 		}
-		code, body := s.call(s.hub.Token, "GET", p, nil)
+		code, body := s.call(s.hub.Token, "GET", p, http.Header{"X-Wharf-Workspace": {"root"}})
 		wantCode(t, "metrics as hub admin", code, body, 200)
 	}},
 	{"W01-cswsh-ssh", "alice's ssh websocket with Origin https://evil.example (and null, and the hub with another port)", "403 before anything; same-origin gets past it", func(t *testing.T, s *attackEnv) {
@@ -546,21 +548,53 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: carol}]
 				t.Errorf("Origin %s: %d", o, c)
 			}
 		}
+		if c := s.wsDial(t, p, http.Header{"Authorization": {"Bearer " + aliceToken}, "Origin": {"https://evil.example"}, "X-Forwarded-Host": {"evil.example"}}); c != 403 {
+			t.Errorf("Origin evil with a forged X-Forwarded-Host: %d", c)
+		}
 		if c := s.wsDial(t, p, http.Header{"Authorization": {"Bearer " + aliceToken}, "Origin": {s.hub.URL}}); c != 503 {
 			t.Errorf("same origin: %d, want 503 (not connected)", c)
 		}
 	}},
-	{"S01-status-url-redirect", "carol writes status.url of her connected edge to https://evil.example (status subresource)", "refused, or the provider restores the hub URL", func(t *testing.T, s *attackEnv) {
-		out, err := s.kubectlTok(t, carolToken, carolWorkspace, "patch", "edge", atkEdge, "--subresource=status", "--type=merge", "-p", `{"status":{"url":"https://evil.example/k8s"}}`)
-		t.Logf("patch: %v %s", err, out)
-		want := s.hub.URL + s.egressPath(s.carolID, atkEdge, "/k8s")
-		eventually(t, time.Minute, func() error {
-			ed, err := s.getEdge(t, carolWorkspace, atkEdge)
+	{"S01-status-url-redirect", "carol writes status.URL (and phase Ready) of her connected edge and of her agentless one to https://evil.example (status subresource)", "the provider restores its own URL and the phase it observes (not Ready for the agentless one) within a minute", func(t *testing.T, s *attackEnv) {
+		for _, name := range []string{atkEdge, atkSpare} {
+			out, err := s.kubectlTok(t, carolToken, carolWorkspace, "patch", "edge", name, "--subresource=status", "--type=merge", "-p", `{"status":{"URL":"https://evil.example/k8s","phase":"Ready"}}`)
+			t.Logf("patch %s: %v %s", name, err, out)
+		}
+		for name, ready := range map[string]bool{atkEdge: true, atkSpare: false} {
+			want := s.hub.URL + s.egressPath(s.carolID, name, "/k8s")
+			eventually(t, time.Minute, func() error {
+				ed, err := s.getEdge(t, carolWorkspace, name)
+				if err != nil {
+					return err
+				}
+				if ed.Status.URL != want || (ed.Status.Phase == v1alpha1.PhaseReady) != ready {
+					return fmt.Errorf("%s: status.URL %q phase %q", name, ed.Status.URL, ed.Status.Phase)
+				}
+				return nil
+			})
+		}
+	}},
+	{"S02-ssh-host-key-planted-agentless", "a workspace admin writes status.sshHostKey of an agentless server edge (atk-srv) to a key of their choosing, then alice opens its ssh egress", "no session can use it: the egress answers 503 (no tunnel); see S03 for the connected case", func(t *testing.T, s *attackEnv) {
+		s.hub.mustKubectl("root:"+labWorkspace, "patch", "edge", atkSrv, "--subresource=status", "--type=merge", "-p", `{"status":{"sshHostKey":"`+plantedKey+`"}}`)
+		if c := s.wsDial(t, s.egressPath(s.labID, atkSrv, "/ssh"), http.Header{"Authorization": {"Bearer " + aliceToken}}); c != 503 {
+			t.Errorf("ssh egress of an agentless edge: %d, want 503", c)
+		}
+	}},
+	{"S03-ssh-host-key-planted-connected", "a workspace admin writes status.sshHostKey of a connected server edge (real sshd behind an agent)", "the provider puts the agent's key back within 30 s", func(t *testing.T, s *attackEnv) {
+		d := sshd.Start(t)
+		_, _, ed := s.connectEdgeIn(t, labWorkspace, s.labID, "atk-web", v1alpha1.TypeServer, agentOptions{sshAddr: d.Addr})
+		real := ed.Status.SSHHostKey
+		if real == "" || real == plantedKey {
+			t.Fatalf("status.sshHostKey %q", real)
+		}
+		s.hub.mustKubectl("root:"+labWorkspace, "patch", "edge", "atk-web", "--subresource=status", "--type=merge", "-p", `{"status":{"sshHostKey":"`+plantedKey+`"}}`)
+		eventually(t, 30*time.Second, func() error {
+			ed, err := s.getEdge(t, labWorkspace, "atk-web")
 			if err != nil {
 				return err
 			}
-			if ed.Status.URL != want {
-				return fmt.Errorf("status.url %q", ed.Status.URL)
+			if ed.Status.SSHHostKey != real {
+				return fmt.Errorf("status.sshHostKey %q, want the agent's %q", ed.Status.SSHHostKey, real)
 			}
 			return nil
 		})
@@ -607,3 +641,6 @@ func hashOf(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
 }
+
+// plantedKey is an attacker's ssh host key.
+const plantedKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl attacker"
