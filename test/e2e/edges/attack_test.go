@@ -316,6 +316,8 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: carol}]
 		}
 		code, body = s.call(aliceToken, "GET", s.egressPath(s.carolID, atkEdge, "/k8s/api"), http.Header{"X-Wharf-Workspace": {"root:" + labWorkspace}})
 		wantCode(t, "alice on carol's namesake", code, body, 403)
+		code, body = s.call(aliceToken, "GET", s.egressPath(s.carolID, atkEdge, "/k8s/api"), http.Header{"X-Wharf-Workspace": {"root:" + carolWorkspace}})
+		wantCode(t, "alice naming carolws", code, body, 403)
 	}},
 	{"E09-bob-proxy-only-mints-nothing", "bob (get/proxy on lab edges, no update) and carol mint join tokens for lab edges", "403 for both", func(t *testing.T, s *attackEnv) {
 		code, _, body := s.mintToken(t, bobToken, s.labID, labWorkspace, atkSpare)
@@ -598,6 +600,38 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: carol}]
 			}
 			return nil
 		})
+	}},
+	{"T01-reconnect-race", "the lab agent is stopped and restarted from its state dir three times in quick succession (old tunnels' clean-up racing the new ones)", "Ready again and lab traffic reaches lab's agent; stays Ready", func(t *testing.T, s *attackEnv) {
+		for i := 0; i < 3; i++ {
+			s.labAgent.stop()
+			s.labAgent.restart()
+		}
+		eventually(t, time.Minute, func() error {
+			code, body := s.call(aliceToken, "GET", s.egressPath(s.labID, atkEdge, "/k8s/api"), nil)
+			if code != 200 || !strings.Contains(body, `"lab"`) {
+				return fmt.Errorf("lab edge: %d %s", code, body)
+			}
+			return nil
+		})
+		time.Sleep(8 * time.Second) // past a heartbeat and a read deadline
+		s.waitPhase(t, labWorkspace, atkEdge, v1alpha1.PhaseReady, 5*time.Second)
+		if code, body := s.call(aliceToken, "GET", s.egressPath(s.labID, atkEdge, "/k8s/api"), nil); code != 200 {
+			t.Errorf("lab edge after settling: %d %s", code, body)
+		}
+	}},
+	{"K01-revoked-proxy", "bob's proxy grant in lab is removed; bob keeps calling the lab edge", "refused within 15 s (the provider caches decisions 10 s)", func(t *testing.T, s *attackEnv) {
+		if code, body := s.call(bobToken, "GET", s.egressPath(s.labID, atkEdge, "/k8s/api"), nil); code != 200 {
+			t.Fatalf("bob before revocation: %d %s", code, body)
+		}
+		s.hub.mustKubectl("root:"+labWorkspace, "patch", "clusterrolebinding", "edge-users", "--type=json", "-p", `[{"op":"remove","path":"/subjects/1"}]`)
+		start := time.Now()
+		eventually(t, 15*time.Second, func() error {
+			if code, _ := s.call(bobToken, "GET", s.egressPath(s.labID, atkEdge, "/k8s/api"), nil); code != 403 {
+				return fmt.Errorf("bob still gets %d after %s", code, time.Since(start))
+			}
+			return nil
+		})
+		t.Logf("bob refused %s after the revocation", time.Since(start).Round(time.Second))
 	}},
 	{"D01-flood", "200 bad joins and 200 bad pickups, 40 at a time", "all refused (401/4xx/429), the hub stays ready and lab's edge keeps working", func(t *testing.T, s *attackEnv) {
 		var bad atomic.Int32
