@@ -627,6 +627,39 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: carol}]
 			return nil
 		})
 	}},
+	{"X01-edge-proxy-access-confused-deputy", "carol enables the probe provider (edgeProxyAccess: true) in carolws, then asks it, as carol, to reach lab's atk-k8s (lab did not enable the probe) and to read lab's Edges", "403 for lab (the grant is only where the probe is bound), the lab edge receives nothing; carol's own edge is reachable", func(t *testing.T, s *attackEnv) {
+		binding := "apiVersion: providers.wharf.dev/v1alpha1\nkind: ProviderBinding\nmetadata:\n  name: edgeprobe\nspec:\n  provider: edgeprobe\n"
+		dir := t.TempDir()
+		f := filepath.Join(dir, "pb.yaml")
+		if err := os.WriteFile(f, []byte(binding), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := s.kubectlTok(t, carolToken, carolWorkspace, "create", "-f", f); err != nil {
+			t.Logf("carol may not bind providers herself (%v %s); the admin binds it for her", err, out)
+			s.hub.mustApply("root:"+carolWorkspace, binding, "create")
+		}
+		probe := func(cluster, edge string) (int, string) {
+			return s.hub.do(carolToken, http.MethodGet, "/services/providers/edgeprobe/probe?cluster="+cluster+"&edge="+edge+"&path=/api", "",
+				http.Header{"X-Wharf-Workspace": {"root:" + carolWorkspace}})
+		}
+		eventually(t, time.Minute, func() error {
+			if code, body := probe(s.carolID, atkEdge); code != 200 || !strings.Contains(body, `"carol"`) {
+				return fmt.Errorf("probe into carol's own edge: %d %s", code, body)
+			}
+			return nil
+		})
+		n := s.labRec.count()
+		for _, name := range []string{atkEdge, "atk-missing"} {
+			code, body := probe(s.labID, name)
+			wantCode(t, "probe into lab's "+name, code, body, 403)
+		}
+		code, body := s.hub.do(carolToken, http.MethodGet, "/services/providers/edgeprobe/hub?cluster="+s.labID+"&path=/apis/edges.wharf.dev/v1alpha1/edges", "",
+			http.Header{"X-Wharf-Workspace": {"root:" + carolWorkspace}})
+		wantCode(t, "probe reads lab's edges", code, body, 403)
+		if s.labRec.count() != n {
+			t.Errorf("the lab edge received the probe's request")
+		}
+	}},
 	{"T01-reconnect-race", "the lab agent is stopped and restarted from its state dir three times in quick succession (old tunnels' clean-up racing the new ones)", "Ready again and lab traffic reaches lab's agent; stays Ready", func(t *testing.T, s *attackEnv) {
 		for i := 0; i < 3; i++ {
 			s.labAgent.stop()
