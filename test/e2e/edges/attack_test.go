@@ -489,6 +489,13 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: carol}]
 			}
 		}
 	}},
+	{"J05-token-outlives-edge", "a join token minted for atk-spare, then the Edge deleted and recreated under the same name", "401 for the new Edge", func(t *testing.T, s *attackEnv) {
+		tok := s.mintAsAdmin(t, atkSpare)
+		s.hub.mustKubectl("root:"+labWorkspace, "delete", "edge", atkSpare, "--wait=true")
+		s.createEdge(t, labWorkspace, atkSpare, v1alpha1.TypeKubernetes)
+		code, body := s.join(t, s.labID, atkSpare, tok)
+		wantCode(t, "old token on the recreated edge", code, body, 401)
+	}},
 	{"C01-credential-scope", "an agent credential of lab's atk-spare used on carol's namesake, on lab's atk-k8s (connected), as a hub bearer token at the egress and the hub API, and as a join token", "401 everywhere; lab's connected tunnel untouched", func(t *testing.T, s *attackEnv) {
 		cred := s.joinCredential(t, s.labID, atkSpare, s.mintAsAdmin(t, atkSpare))
 		if c := s.controlDial(t, s.carolID, atkSpare, cred); c != 401 {
@@ -565,6 +572,12 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: carol}]
 		} {
 			code, body := s.call(c.tok, "GET", p, c.hdr)
 			wantCode(t, fmt.Sprintf("metrics %v", c.hdr), code, body, 403)
+		}
+		for _, other := range []string{"/debug/pprof/", "/statusz", "/healthz", "/agent/", "/edgeproxy/", "/edgeproxy/clusters/" + s.labID + "/"} {
+			code, body := s.call(carolToken, "GET", protocol.BackendPrefix+other, nil)
+			if code == 200 || code/100 == 5 {
+				t.Errorf("carol GET %s: %d %s", other, code, tail(body, 3))
+			}
 		}
 		code, body := s.call(s.hub.Token, "GET", p, http.Header{"X-Wharf-Workspace": {"root"}})
 		wantCode(t, "metrics as hub admin", code, body, 200)
@@ -726,6 +739,14 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: carol}]
 			}
 			return nil
 		})
+	}},
+	{"L01-secrets-in-logs", "after every row above: the hub's log (the provider's included) searched for users' hub tokens, the service-account token and the forged cookie", "none appears", func(t *testing.T, s *attackEnv) {
+		log := s.hub.log.String()
+		for name, secret := range map[string]string{"alice's token": aliceToken, "carol's token": carolToken, "bob's token": bobToken, "carol's SA token": s.carolSAToken, "forged cookie": "__Host-wharf_session=stolen"} {
+			if strings.Contains(log, secret) {
+				t.Errorf("%s appears in the hub log", name)
+			}
+		}
 	}},
 }
 
