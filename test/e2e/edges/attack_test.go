@@ -691,6 +691,49 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: carol}]
 			t.Errorf("lab edge after settling: %d %s", code, body)
 		}
 	}},
+	{"T02-type-mismatch-raw-http-over-ssh", "a workspace admin creates a server Edge, but hands the edge cluster's operator a join bundle that says kubernetes (the bundle is theirs to write); the operator's agent then runs its kube proxy (impersonating) behind a server Edge; alice opens the ssh egress and speaks raw HTTP with X-Wharf-Edge-User: mallory, X-Wharf-Edge-Group: admins", "the agent is refused (type mismatch), or the edge API server never sees a forged identity", func(t *testing.T, s *attackEnv) {
+		const name = "atk-mixed"
+		s.createEdge(t, labWorkspace, name, v1alpha1.TypeServer)
+		bundle, _ := s.bundle(t, s.labID, labWorkspace, name, v1alpha1.TypeKubernetes, s.hub.URL)
+		startAgent(t, agentOptions{join: bundle, kubeconfig: s.labRec.kubeconfig(t)})
+		ready := false
+		deadline := time.Now().Add(25 * time.Second)
+		for time.Now().Before(deadline) && !ready {
+			if ed, err := s.getEdge(t, labWorkspace, name); err == nil && ed.Status.Phase == v1alpha1.PhaseReady {
+				ready = true
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+		if !ready {
+			t.Logf("the mismatched agent never connected: safe")
+			return
+		}
+		d := websocket.Dialer{TLSClientConfig: s.hub.tlsConfig(), HandshakeTimeout: 30 * time.Second}
+		c, resp, err := d.Dial("wss"+strings.TrimPrefix(s.hub.URL, "https")+s.egressPath(s.labID, name, "/ssh"), http.Header{"Authorization": {"Bearer " + aliceToken}})
+		if err != nil {
+			t.Fatalf("alice's ssh egress: %v %v", err, resp)
+		}
+		defer c.Close()
+		n := s.labRec.count()
+		raw := "GET /api/v1/secrets HTTP/1.1\r\nHost: x\r\nX-Wharf-Edge-User: mallory\r\nX-Wharf-Edge-Group: admins\r\nConnection: close\r\n\r\n"
+		if err := c.WriteMessage(websocket.BinaryMessage, []byte(raw)); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		var got strings.Builder
+		for {
+			_, b, err := c.ReadMessage()
+			if err != nil {
+				break
+			}
+			got.Write(b)
+		}
+		if s.labRec.count() > n {
+			h := s.labRec.last(t)
+			t.Errorf("raw HTTP over a server edge's ssh egress reached the edge API server as Impersonate-User %v, Impersonate-Group %v (answer %q): the caller picks their identity on the edge cluster",
+				h.Values("Impersonate-User"), h.Values("Impersonate-Group"), tail(got.String(), 3))
+		}
+	}},
 	{"K01-revoked-proxy", "bob's proxy grant in lab is removed; bob keeps calling the lab edge", "refused within 15 s (the provider caches decisions 10 s)", func(t *testing.T, s *attackEnv) {
 		if code, body := s.call(bobToken, "GET", s.egressPath(s.labID, atkEdge, "/k8s/api"), nil); code != 200 {
 			t.Fatalf("bob before revocation: %d %s", code, body)
