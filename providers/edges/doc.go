@@ -25,7 +25,19 @@
 //     token needs update on edges/<name> in that workspace; egress needs
 //     proxy on edges/<name> there, checked before the tunnel is looked up;
 //     /metrics needs get on the non-resource /metrics in root (hub
-//     admins). The decision is the hub's (a SelfSubjectAccessReview with
+//     admins).
+//   - An agent serves the type its bundle names, and the bundle is
+//     whatever the workspace admin handed the edge's operator; the agent
+//     sends that type on every control handshake and a tunnel whose type
+//     differs from the Edge's is refused (400). Otherwise a kubernetes
+//     agent behind a server Edge would read the ssh egress's raw bytes as
+//     HTTP, and any caller could write the X-Wharf-Edge-* headers and pick
+//     their identity on the edge cluster.
+//   - Every answer of a kubernetes edge carries Content-Security-Policy:
+//     sandbox and nosniff: an edge (or any pod behind its API server's
+//     services/proxy) serves on the hub's origin, and an HTML page that
+//     ran there could read /auth/session's CSRF token and act with the
+//     visitor's browser session in all their workspaces. The decision is the hub's (a SelfSubjectAccessReview with
 //     the caller's own credential, see the egress code's Authorizer).
 //
 // Secrets:

@@ -54,9 +54,18 @@ func (e *Egress) serveK8s(w http.ResponseWriter, r *http.Request) {
 			setEdgeHeaders(pr.Out.Header, id)
 		},
 		// An edge is run by a workspace admin, who must not be able to set
-		// cookies on the hub's origin in a user's browser.
+		// cookies on the hub's origin in a user's browser, nor run script
+		// there: any page the edge serves (its own, or any pod's through
+		// the API server's services/proxy) would otherwise execute as the
+		// hub's origin, read /auth/session's CSRF token and act with the
+		// visitor's session in every workspace. A sandboxed document has
+		// an opaque origin and no scripts; kubectl ignores the header.
 		ModifyResponse: func(resp *http.Response) error {
 			resp.Header.Del("Set-Cookie")
+			if resp.StatusCode != http.StatusSwitchingProtocols {
+				resp.Header.Set("Content-Security-Policy", "sandbox")
+				resp.Header.Set("X-Content-Type-Options", "nosniff")
+			}
 			return nil
 		},
 		Transport:     e.transport(t),

@@ -90,6 +90,9 @@ func getSeen(t *testing.T, req *http.Request) seen {
 	if c := resp.Header.Values("Set-Cookie"); len(c) > 0 {
 		t.Errorf("the edge set cookies on the hub's origin: %q", c)
 	}
+	if csp := resp.Header.Get("Content-Security-Policy"); csp != "sandbox" || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("the edge's answer may run script on the hub's origin: CSP %q, nosniff %q", csp, resp.Header.Get("X-Content-Type-Options"))
+	}
 	var s seen
 	if err := json.Unmarshal(body, &s); err != nil {
 		t.Fatalf("%v: %s", err, body)

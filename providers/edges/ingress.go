@@ -2,6 +2,7 @@ package edges
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -110,6 +111,17 @@ func agentInfoFrom(r *http.Request, typ v1alpha1.EdgeType) (agentInfo, error) {
 		edgeType: typ,
 		version:  r.Header.Get(protocol.HeaderAgentVersion),
 		hostname: r.Header.Get(protocol.HeaderAgentHostname),
+	}
+	// An agent that serves another type than the Edge's is refused: a
+	// kubernetes agent (an HTTP proxy that impersonates whoever the
+	// X-Wharf-Edge-* headers name) behind a server Edge would receive the
+	// ssh egress's raw bytes, so any caller could write those headers
+	// themselves and pick their identity on the edge cluster. The bundle's
+	// type is whatever the workspace admin wrote into it, so only this
+	// check ties the two together. (An agent that predates the header
+	// sends none.)
+	if at := r.Header.Get(protocol.HeaderAgentType); at != "" && at != string(typ) {
+		return info, apierrors.NewBadRequest(fmt.Sprintf("this agent serves a %q edge but the Edge is of type %q: join it with a bundle of the Edge's type", at, typ))
 	}
 	for _, v := range []string{info.version, info.hostname} {
 		if len(v) > maxAgentHeader || !utf8.ValidString(v) {

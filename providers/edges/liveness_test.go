@@ -186,6 +186,11 @@ func testServerHostKey(t *testing.T, k *kubeCluster) {
 	if _, code := e.connect(name, cred, http.Header{protocol.HeaderAgentSSHHostKey: {"ssh-ed25519 not-base64"}}); code != http.StatusBadRequest {
 		t.Errorf("a malformed host key: %d", code)
 	}
+	// A kubernetes agent behind a server Edge would take the ssh egress's
+	// raw bytes as HTTP, identity headers included: refused.
+	if _, code := e.connect(name, cred, http.Header{protocol.HeaderAgentType: {"kubernetes"}}); code != http.StatusBadRequest {
+		t.Errorf("a kubernetes agent on a server Edge: %d, want 400", code)
+	}
 	pub, _, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		t.Fatal(err)

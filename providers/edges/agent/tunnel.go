@@ -47,6 +47,7 @@ func (t *tunnel) controlHeader(ctx context.Context) (http.Header, error) {
 	h.Set("Authorization", "Bearer "+t.creds.get())
 	h.Set(protocol.HeaderAgentVersion, t.cfg.Version)
 	h.Set(protocol.HeaderAgentHostname, t.cfg.Hostname)
+	h.Set(protocol.HeaderAgentType, t.st.Type)
 	if t.st.Type == "server" {
 		key, err := scanHostKey(ctx, t.cfg.SSHAddr)
 		t.mu.Lock()

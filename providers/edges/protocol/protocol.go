@@ -60,6 +60,12 @@ const (
 	// HeaderAgentSSHHostKey is the edge sshd's host key in authorized_keys
 	// form (server edges).
 	HeaderAgentSSHHostKey = "X-Wharf-Agent-Ssh-Host-Key"
+	// HeaderAgentType is the edge type the agent serves (its bundle's):
+	// "kubernetes" (an impersonating HTTP proxy) or "server" (a raw pipe
+	// to sshd). The provider refuses a tunnel whose type differs from the
+	// Edge's: a kubernetes agent behind a server Edge would take the ssh
+	// egress's raw bytes as HTTP, identity headers included.
+	HeaderAgentType = "X-Wharf-Agent-Type"
 	// HeaderRotatedCredential, on the provider's 101 answer to the control
 	// websocket, carries a new agent credential that replaces the one used;
 	// the agent saves it (0600) before using the tunnel.
