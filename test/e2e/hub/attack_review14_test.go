@@ -73,7 +73,8 @@ func TestAttackReview14(t *testing.T) {
 		ws := "root:acme:" + team
 		h.mustKubectl("root:acme:platform", "create", "clusterrolebinding", "db-"+team, "--clusterrole=db-user", "--user=wharf:workspace:"+ws)
 		h.mustKubectl("root:acme:platform", "create", "clusterrolebinding", "ns-"+team, "--clusterrole=ns-create", "--user=wharf:workspace:"+ws)
-		h.mustKubectl(ws, "create", "clusterrolebinding", "admin-"+user, "--clusterrole=cluster-admin", "--user="+user)
+		h.mustApply(ws, r14Admin, "apply")
+		h.mustKubectl(ws, "create", "clusterrolebinding", "admin-"+user, "--clusterrole=r14-admin", "--user="+user)
 		h.mustKubectl(ws, "create", "clusterrole", "rp-namespaces", "--verb=get", "--resource=namespaces")
 		h.mustKubectl(ws, "create", "clusterrolebinding", "rp-namespaces", "--clusterrole=rp-namespaces", "--user=system:wharf:provider:resource-proxy")
 		h.mustApply(ws, `apiVersion: proxy.wharf.dev/v1alpha1
@@ -151,7 +152,7 @@ spec:
 			return nil
 		}
 	}
-	mkA := func(name string) {
+	mkA := func(t *testing.T, name string) {
 		eventually(t, 30*time.Second, func() error {
 			code, b, _ := h.reqAs("alice-token", http.MethodPost, r14DBs, nil, r14DB(name, "team-a", cA))
 			if code != http.StatusCreated {
@@ -160,10 +161,14 @@ spec:
 			return nil
 		})
 	}
-	mkA("a-transfer-yaml")
-	mkA("a-transfer-noctype")
-	mkA("a-jsonpatch")
-	mkA("a-jsonpatch-move")
+	// ownA: a row on an object of A's own, created when the row runs
+	// (r14:26 deletes A's objects).
+	ownA := func(name string, run func(t *testing.T) (int, string)) func(t *testing.T) (int, string) {
+		return func(t *testing.T) (int, string) {
+			mkA(t, name)
+			return run(t)
+		}
+	}
 
 	yamlObj := func(name, ws, cl string) string {
 		return fmt.Sprintf("apiVersion: databases.example.com/v1\nkind: Database\nmetadata:\n  name: %s\n  namespace: default\n  labels:\n    proxy.wharf.dev/owner-workspace: %s\n    proxy.wharf.dev/owner-cluster: %q\nspec:\n  size: 1\n", name, ws, cl)
@@ -203,12 +208,19 @@ spec:
 		{id: "r14:29", what: "create (YAML body) carrying B's owner labels", run: alice("POST", r14DBs, "application/yaml", yamlObj("planted-yaml", "team-b", cB)), after: notPlanted("planted-yaml")},
 		{id: "r14:30", what: "create with no Content-Type carrying B's owner labels", run: alice("POST", r14DBs, "", r14DB("planted-noctype", "team-b", cB)), after: notPlanted("planted-noctype")},
 		{id: "r14:31", what: "server-side apply creating with B's labels", run: alice("PATCH", r14DBs+"/planted-apply?fieldManager=evil", "application/apply-patch+yaml", r14DB("planted-apply", "team-b", cB)), after: notPlanted("planted-apply")},
-		{id: "r14:32", what: "update own object (YAML body) relabelled as B's", run: alice("PUT", r14DBs+"/a-transfer-yaml", "application/yaml", yamlObj("a-transfer-yaml", "team-b", cB)), after: notPlanted("a-transfer-yaml")},
-		{id: "r14:33", what: "update own object (no Content-Type) relabelled as B's", run: alice("PUT", r14DBs+"/a-transfer-noctype", "", r14DB("a-transfer-noctype", "team-b", cB)), after: notPlanted("a-transfer-noctype")},
-		{id: "r14:34", what: "JSON patch replacing own labels with B's", run: alice("PATCH", r14DBs+"/a-jsonpatch", "application/json-patch+json",
-			`[{"op":"replace","path":"/metadata/labels","value":{"proxy.wharf.dev/owner-workspace":"team-b","proxy.wharf.dev/owner-cluster":"`+cB+`"}}]`), after: notPlanted("a-jsonpatch")},
-		{id: "r14:35", what: "JSON patch moving labels away", run: alice("PATCH", r14DBs+"/a-jsonpatch-move", "application/json-patch+json",
-			`[{"op":"move","from":"/metadata/labels","path":"/metadata/annotations"}]`), after: stillOwnedByA("a-jsonpatch-move")},
+		{id: "r14:32", what: "update own object (YAML body) relabelled as B's", run: ownA("a-transfer-yaml", alice("PUT", r14DBs+"/a-transfer-yaml", "application/yaml", yamlObj("a-transfer-yaml", "team-b", cB))), after: notPlanted("a-transfer-yaml")},
+		{id: "r14:33", what: "update own object (no Content-Type) relabelled as B's", run: ownA("a-transfer-noctype", alice("PUT", r14DBs+"/a-transfer-noctype", "", r14DB("a-transfer-noctype", "team-b", cB))), after: notPlanted("a-transfer-noctype")},
+		{id: "r14:34", what: "JSON patch replacing own labels with B's", run: ownA("a-jsonpatch", alice("PATCH", r14DBs+"/a-jsonpatch", "application/json-patch+json",
+			`[{"op":"replace","path":"/metadata/labels","value":{"proxy.wharf.dev/owner-workspace":"team-b","proxy.wharf.dev/owner-cluster":"`+cB+`"}}]`)), after: notPlanted("a-jsonpatch")},
+		{id: "r14:35", what: "JSON patch moving labels away", run: ownA("a-jsonpatch-move", alice("PATCH", r14DBs+"/a-jsonpatch-move", "application/json-patch+json",
+			`[{"op":"move","from":"/metadata/labels","path":"/metadata/annotations"}]`)), after: stillOwnedByA("a-jsonpatch-move")},
+		{id: "r14:60", what: "create with a CBOR body the proxy cannot label", run: alice("POST", r14DBs, "application/cbor", "\xd9\xd9\xf7\xa0"), code: 415, after: notPlanted("planted-cbor")},
+		{id: "r14:61", what: "create with a protobuf Content-Type", run: alice("POST", r14DBs, "application/vnd.kubernetes.protobuf", "k8s\x00"), code: 415},
+		{id: "r14:62", what: "create with a JSON body behind a byte-order mark", run: alice("POST", r14DBs, "application/json", "\ufeff"+r14DB("planted-bom", "team-b", cB)), after: notPlanted("planted-bom")},
+		{id: "r14:63", what: "create with labels as a non-object", run: alice("POST", r14DBs, "application/json",
+			`{"apiVersion":"databases.example.com/v1","kind":"Database","metadata":{"name":"planted-lblstr","namespace":"default","labels":"x"}}`), after: notPlanted("planted-lblstr")},
+		{id: "r14:64", what: "create with duplicate metadata keys", run: alice("POST", r14DBs, "application/json",
+			`{"apiVersion":"databases.example.com/v1","kind":"Database","metadata":{"name":"planted-dup","namespace":"default"},"metadata":{"name":"planted-dup","namespace":"default","labels":{"proxy.wharf.dev/owner-workspace":"team-b","proxy.wharf.dev/owner-cluster":"`+cB+`"}}}`), after: notPlanted("planted-dup")},
 		// Identity tricks.
 		{id: "r14:36", what: "impersonate B's workspace identity at the hub", run: alice("GET", r14DBs, "", "", "Impersonate-User", "wharf:workspace:root:acme:team-b"), absent: "team-b-db"},
 		{id: "r14:37", what: "impersonate the resource-proxy provider identity", run: alice("GET", r14DBs, "", "", "Impersonate-User", "system:wharf:provider:resource-proxy"), absent: "team-b-db"},
@@ -226,7 +238,7 @@ spec:
 			return code, b
 		}, absent: "team-a-db"},
 		// Metrics.
-		{id: "r14:43", what: "resource-proxy /metrics as a workspace admin", run: alice("GET", "/services/providers/resource-proxy/metrics", "", "", "X-Wharf-Workspace", "root:acme:team-a"), code: 403, absent: "wharf_resource_proxy"},
+		{id: "r14:43", what: "resource-proxy /metrics as a workspace admin", run: alice("GET", "/services/providers/resource-proxy/metrics", "", "", "X-Wharf-Workspace", "root:acme:team-a"), code: 404, absent: "wharf_resource_proxy"},
 		{id: "r14:44", what: "hub /metrics as a workspace admin", run: alice("GET", "/metrics", "", ""), absent: "wharf_"},
 		{id: "r14:45", what: "hub /metrics through the workspace prefix", run: alice("GET", r14A+"/metrics", "", ""), absent: "wharf_"},
 		// APIService routing with the real provider.
@@ -238,7 +250,7 @@ spec:
 		{id: "r14:50", what: "deletecollection of APIServices", run: alice("DELETE", r14Svcs, "", ""), code: 403},
 		{id: "r14:51", what: "status write claiming the group unavailable", run: alice("PATCH", r14Svcs+"/v1.databases.example.com/status", "application/merge-patch+json",
 			`{"status":{"conditions":[{"type":"Available","status":"False","reason":"Evil"}]}}`), code: 403},
-		{id: "r14:52", what: "APIService for the ResourceProxy's own CRD group wharf.dev", run: alice("POST", r14Svcs, "application/json", aggService("proxy.wharf.dev", "wharf-providers", "resource-proxy", "")), code: 403},
+		{id: "r14:52", what: "APIService for the ResourceProxy's own CRD group wharf.dev", run: alice("POST", r14Svcs, "application/json", aggService("proxy.wharf.dev", "wharf-providers", "resource-proxy", "")), code: 422, contains: "belongs to a provider in the catalog"},
 		// Discovery.
 		{id: "r14:53", what: "team-a's aggprobe group absent from team-b discovery", run: func(t *testing.T) (int, string) {
 			eventually(t, 60*time.Second, func() error {
@@ -290,7 +302,7 @@ spec:
 		{id: "r14:57", what: "mutual ResourceProxies (team-b routes queues to team-a, team-a to team-b)", run: func(t *testing.T) (int, string) {
 			h.mustApply("root:acme:team-b", "apiVersion: proxy.wharf.dev/v1alpha1\nkind: ResourceProxy\nmetadata: {name: queues}\nspec:\n  target: {workspace: root:acme:team-a}\n  resources: [{group: queues.example.com, version: v1, resource: queues}]\n", "apply")
 			for _, p := range [][2]string{{"root:acme:team-a", "root:acme:team-b"}, {"root:acme:team-b", "root:acme:team-a"}} {
-				h.mustKubectl(p[1], "create", "clusterrolebinding", "q-"+strings.ReplaceAll(p[0], ":", "-"), "--clusterrole=cluster-admin", "--user=wharf:workspace:"+p[0])
+				h.mustKubectl(p[1], "create", "clusterrolebinding", "q-"+strings.ReplaceAll(p[0], ":", "-"), "--clusterrole=r14-admin", "--user=wharf:workspace:"+p[0])
 			}
 			var code int
 			var b string
@@ -391,3 +403,12 @@ func (h *hubProc) reqRaw(token, method, path string, hdr http.Header, body strin
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b), resp.Header
 }
+
+// r14Admin is every verb on everything: a workspace admin.
+const r14Admin = `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: r14-admin}
+rules:
+- {apiGroups: ["*"], resources: ["*"], verbs: ["*"]}
+- {nonResourceURLs: ["*"], verbs: ["*"]}
+`
