@@ -232,10 +232,31 @@ spec:
 			`{"apiVersion":"databases.example.com/v1","kind":"Database","metadata":{"name":"planted-lblstr","namespace":"default","labels":"x"}}`), after: notPlanted("planted-lblstr")},
 		{id: "r14:64", what: "create with duplicate metadata keys", run: alice("POST", r14DBs, "application/json",
 			`{"apiVersion":"databases.example.com/v1","kind":"Database","metadata":{"name":"planted-dup","namespace":"default"},"metadata":{"name":"planted-dup","namespace":"default","labels":{"proxy.wharf.dev/owner-workspace":"team-b","proxy.wharf.dev/owner-cluster":"`+cB+`"}}}`), after: notPlanted("planted-dup")},
+		{id: "r14:65", what: "create of B's name (a name oracle, but no content)", run: alice("POST", r14DBs, "application/json", r14DB("team-b-db", "team-a", cA)), code: 409, absent: cB, after: bStillThere},
+		{id: "r14:70", what: "group in upper case", run: alice("GET", r14A+"/apis/DATABASES.example.com/v1/namespaces/default/databases", "", ""), code: 404, absent: "team-b-db"},
+		{id: "r14:71", what: "a version the APIService does not name", run: alice("GET", r14A+"/apis/databases.example.com/v2/namespaces/default/databases", "", ""), code: 404, absent: "team-b-db"},
 		// Identity tricks.
 		{id: "r14:36", what: "impersonate B's workspace identity at the hub", run: alice("GET", r14DBs, "", "", "Impersonate-User", "wharf:workspace:root:acme:team-b"), absent: "team-b-db"},
 		{id: "r14:37", what: "impersonate the resource-proxy provider identity", run: alice("GET", r14DBs, "", "", "Impersonate-User", "system:wharf:provider:resource-proxy"), absent: "team-b-db"},
 		{id: "r14:38", what: "forged X-Kedge-Tenant / Cluster headers", run: alice("GET", r14DBs, "", "", "X-Kedge-Tenant", "root:acme:team-b", "X-Kedge-Cluster", cB), code: 200, absent: "team-b-db"},
+		{id: "r14:66", what: "impersonate team-a's workspace identity straight at the target", run: alice("GET", "/clusters/root:acme:platform/apis/databases.example.com/v1/namespaces/default/databases", "", "",
+			"Impersonate-User", "wharf:workspace:root:acme:team-a"), code: 403, absent: "team-b-db"},
+		{id: "r14:67", what: "impersonate system:masters in team-a, then the provider's /metrics", run: alice("GET", "/services/providers/resource-proxy/metrics", "", "",
+			"X-Wharf-Workspace", "root:acme:team-a", "Impersonate-User", "alice", "Impersonate-Group", "system:masters"), absent: "wharf_resource_proxy"},
+		{id: "r14:68", what: "impersonate the hub's own identity in team-a", run: alice("GET", r14DBs, "", "", "Impersonate-User", "system:wharf:hub"), absent: "team-b-db"},
+		{id: "r14:69", what: "grant B's workspace identity in team-a and impersonate it there", run: func(t *testing.T) (int, string) {
+			h.mustKubectl("root:acme:team-a", "create", "clusterrolebinding", "r14-as-b", "--clusterrole=r14-admin", "--user=wharf:workspace:root:acme:team-b")
+			var code int
+			var b string
+			eventually(t, 30*time.Second, func() error {
+				code, b = alice("GET", r14DBs, "", "", "Impersonate-User", "wharf:workspace:root:acme:team-b")(t)
+				if code == 403 && strings.Contains(b, "cannot list") {
+					return fmt.Errorf("%d %s", code, b)
+				}
+				return nil
+			})
+			return code, b
+		}, code: 403, contains: "does not forward", absent: "team-b-db"},
 		// Direct calls of the provider's aggregated handler.
 		{id: "r14:39", what: "direct backend call with a forged X-Kedge-Original-Path", run: alice("GET", "/services/providers/resource-proxy/apis/databases.example.com/v1/namespaces/default/databases", "", "",
 			"X-Wharf-Workspace", "root:acme:team-a", "X-Kedge-Original-Path", r14DBs), code: 404, absent: "team-a-db"},
