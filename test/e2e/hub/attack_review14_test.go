@@ -235,6 +235,11 @@ spec:
 		{id: "r14:65", what: "create of B's name (a name oracle, but no content)", run: alice("POST", r14DBs, "application/json", r14DB("team-b-db", "team-a", cA)), code: 409, absent: cB, after: bStillThere},
 		{id: "r14:70", what: "group in upper case", run: alice("GET", r14A+"/apis/DATABASES.example.com/v1/namespaces/default/databases", "", ""), code: 404, absent: "team-b-db"},
 		{id: "r14:71", what: "a version the APIService does not name", run: alice("GET", r14A+"/apis/databases.example.com/v2/namespaces/default/databases", "", ""), code: 404, absent: "team-b-db"},
+		{id: "r14:72", what: "lower-case method get on the collection (no selector injected?)", run: alice("get", r14DBs, "", ""), absent: "team-b-db"},
+		{id: "r14:73", what: "lower-case method delete on the collection", run: alice("delete", r14DBs, "", ""), after: bStillThere},
+		{id: "r14:74", what: "custom method LIST on the collection", run: alice("LIST", r14DBs, "", ""), absent: "team-b-db"},
+		{id: "r14:75", what: "lower-case method head on B's object", run: alice("head", r14BDB, "", ""), absent: `"spec"`},
+		{id: "r14:76", what: "lower-case method put of B's object", run: alice("put", r14BDB, "application/json", r14DB("team-b-db", "team-a", cA)), after: bStillThere},
 		// Identity tricks.
 		{id: "r14:36", what: "impersonate B's workspace identity at the hub", run: alice("GET", r14DBs, "", "", "Impersonate-User", "wharf:workspace:root:acme:team-b"), absent: "team-b-db"},
 		{id: "r14:37", what: "impersonate the resource-proxy provider identity", run: alice("GET", r14DBs, "", "", "Impersonate-User", "system:wharf:provider:resource-proxy"), absent: "team-b-db"},
