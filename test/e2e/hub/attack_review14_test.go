@@ -67,11 +67,14 @@ func TestAttackReview14(t *testing.T) {
 	h.enableProvider("root:acme:team-a", "aggprobe")
 	h.mustApply("", hubCRD14("databases"), "apply")
 	h.mustApply("", hubCRD14("queues"), "apply")
+	h.mustApply("", r14StatusCRD, "apply")
+	h.mustApply("root:acme:platform", r14StatusRole, "apply")
 	h.mustKubectl("root:acme:platform", "create", "clusterrole", "db-user", "--verb=*", "--resource=databases.databases.example.com")
 	h.mustKubectl("root:acme:platform", "create", "clusterrole", "ns-create", "--verb=create", "--resource=namespaces")
 	for team, user := range map[string]string{"team-a": "alice", "team-b": "bob"} {
 		ws := "root:acme:" + team
 		h.mustKubectl("root:acme:platform", "create", "clusterrolebinding", "db-"+team, "--clusterrole=db-user", "--user=wharf:workspace:"+ws)
+		h.mustKubectl("root:acme:platform", "create", "clusterrolebinding", "sdb-"+team, "--clusterrole=sdb-user", "--user=wharf:workspace:"+ws)
 		h.mustKubectl("root:acme:platform", "create", "clusterrolebinding", "ns-"+team, "--clusterrole=ns-create", "--user=wharf:workspace:"+ws)
 		h.mustApply(ws, r14Admin, "apply")
 		h.mustKubectl(ws, "create", "clusterrolebinding", "admin-"+user, "--clusterrole=r14-admin", "--user="+user)
@@ -240,6 +243,24 @@ spec:
 		{id: "r14:74", what: "custom method LIST on the collection", run: alice("LIST", r14DBs, "", ""), absent: "team-b-db"},
 		{id: "r14:75", what: "lower-case method head on B's object", run: alice("head", r14BDB, "", ""), absent: `"spec"`},
 		{id: "r14:76", what: "lower-case method put of B's object", run: alice("put", r14BDB, "application/json", r14DB("team-b-db", "team-a", cA)), after: bStillThere},
+		{id: "r14:77", what: "status merge patch of own object carrying B's owner labels (status writes are not labelled)", run: func(t *testing.T) (int, string) {
+			sdbs := r14A + "/apis/databases.example.com/v1/namespaces/default/statusdbs"
+			eventually(t, 30*time.Second, func() error {
+				code, b, _ := h.reqAs("alice-token", http.MethodPost, sdbs, nil, `{"apiVersion":"databases.example.com/v1","kind":"Statusdb","metadata":{"name":"a-sdb","namespace":"default"}}`)
+				if code != http.StatusCreated {
+					return fmt.Errorf("%d %s", code, b)
+				}
+				return nil
+			})
+			return alice("PATCH", sdbs+"/a-sdb/status", "application/merge-patch+json",
+				`{"metadata":{"labels":{"proxy.wharf.dev/owner-workspace":"team-b","proxy.wharf.dev/owner-cluster":"`+cB+`"}},"status":{"x":1}}`)(t)
+		}, after: func(t *testing.T) error {
+			out, _ := h.kubectl("root:acme:platform", "get", "statusdbs", "-n", "default", "a-sdb", "-o", `jsonpath={.metadata.labels.proxy\.wharf\.dev/owner-workspace}`)
+			if out != "team-a" {
+				return fmt.Errorf("a-sdb now labelled %q", out)
+			}
+			return nil
+		}},
 		// Identity tricks.
 		{id: "r14:36", what: "impersonate B's workspace identity at the hub", run: alice("GET", r14DBs, "", "", "Impersonate-User", "wharf:workspace:root:acme:team-b"), absent: "team-b-db"},
 		{id: "r14:37", what: "impersonate the resource-proxy provider identity", run: alice("GET", r14DBs, "", "", "Impersonate-User", "system:wharf:provider:resource-proxy"), absent: "team-b-db"},
@@ -448,4 +469,28 @@ metadata: {name: r14-admin}
 rules:
 - {apiGroups: ["*"], resources: ["*"], verbs: ["*"]}
 - {nonResourceURLs: ["*"], verbs: ["*"]}
+`
+
+// r14StatusCRD is a resource of the routed group with a status
+// subresource (writes to it are not labelled by the proxy).
+const r14StatusCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: statusdbs.databases.example.com}
+spec:
+  group: databases.example.com
+  names: {plural: statusdbs, singular: statusdb, kind: Statusdb}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+`
+
+const r14StatusRole = `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: sdb-user}
+rules:
+- {apiGroups: [databases.example.com], resources: [statusdbs, statusdbs/status], verbs: ["*"]}
 `
