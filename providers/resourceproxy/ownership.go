@@ -50,13 +50,31 @@ func injectSelector(q url.Values, o owner) string {
 // injectLabels adds the owner labels to a create, update or patch body.
 // overwrite replaces owner labels the caller set (so a client cannot write
 // another's); otherwise they are only added where absent. The new body and its content type are returned;
-// ok is false when the body is not something labels can be put in, and the
-// request then goes on unchanged (the spec: injection failing is not an
-// error).
+// ok is false when the body is not something labels can be put in (then
+// the write is refused with 415: a body the proxy cannot label, such as
+// protobuf or CBOR, would reach the target with whatever owner labels the
+// caller wrote, another client's included).
 func injectLabels(body []byte, contentType string, o owner, overwrite bool) (out []byte, outType string, ok bool) {
 	mt, _, _ := mime.ParseMediaType(contentType)
+	if strings.TrimSpace(contentType) == "" {
+		// kube-apiserver decodes a body without Content-Type as JSON, so
+		// it must get the labels as JSON does.
+		mt, contentType = "application/json", "application/json"
+	}
 	switch mt {
 	case "application/json", "application/merge-patch+json", "application/apply-patch+yaml":
+	case "application/yaml":
+		// A create or update body in YAML: labelled, and sent on as the
+		// JSON it is.
+		j, err := yaml.YAMLToJSON(body)
+		if err != nil {
+			return body, contentType, false
+		}
+		out, _, ok := injectLabels(j, "application/json", o, overwrite)
+		if !ok {
+			return body, contentType, false
+		}
+		return out, "application/json", true
 	case "application/json-patch+json":
 		return jsonPatchLabels(body, o)
 	default: // protobuf, CBOR: left as they are

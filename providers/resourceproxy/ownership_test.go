@@ -83,6 +83,8 @@ func TestInjectLabels(t *testing.T) {
 		{"merge patch", "application/merge-patch+json", `{"spec":{"size":2}}`, true, true, mine},
 		{"not an object", "application/json", `[1,2]`, true, false, nil},
 		{"garbage", "application/json", `{`, true, false, nil},
+		{"no content type is JSON to kube-apiserver", "", `{"metadata":{"labels":{"proxy.wharf.dev/owner-cluster":"bob"}}}`, true, true, mine},
+		{"a YAML body", "application/yaml", "metadata:\n  labels:\n    proxy.wharf.dev/owner-cluster: bob\n    proxy.wharf.dev/owner-workspace: b\n", true, true, mine},
 		{"protobuf left alone", "application/vnd.kubernetes.protobuf", "\x00k8s", true, false, nil},
 	} {
 		out, ctype, ok := injectLabels([]byte(tc.body), tc.ctype, alice, tc.overwrite)

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -191,7 +192,13 @@ func (h *Handler) proxy(w http.ResponseWriter, r *http.Request, route *Route, re
 	// above). Mode all labels creates only: a patch there must not take
 	// another client's object over.
 	if write && req.Sub == "" && (owned || req.Verb == "create") {
-		body, ctype, _ = injectLabels(body, ctype, o, true)
+		var ok bool
+		if body, ctype, ok = injectLabels(body, ctype, o, true); !ok {
+			res.code, res.reason = http.StatusUnsupportedMediaType, reasonError
+			writeStatus(w, metav1.Status{Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
+				Message: "resource proxy: the body of a write must be a JSON or YAML object (or a JSON patch) the owner labels can be set in"})
+			return
+		}
 	}
 	out, err := h.outgoing(r, conn, query, body, ctype, user)
 	if err != nil {
