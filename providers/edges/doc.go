@@ -29,7 +29,7 @@
 //   - An agent serves the type its bundle names, and the bundle is
 //     whatever the workspace admin handed the edge's operator; the agent
 //     sends that type on every control handshake and a tunnel whose type
-//     differs from the Edge's is refused (400). Otherwise a kubernetes
+//     differs from the Edge's, or that names none, is refused (400). Otherwise a kubernetes
 //     agent behind a server Edge would read the ssh egress's raw bytes as
 //     HTTP, and any caller could write the X-Wharf-Edge-* headers and pick
 //     their identity on the edge cluster.

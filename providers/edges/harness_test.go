@@ -193,6 +193,12 @@ func (e *env) connect(name, cred string, hdr http.Header) (*agent, int) {
 		h[k] = v
 	}
 	h.Set("Authorization", "Bearer "+cred)
+	if _, set := h[protocol.HeaderAgentType]; !set {
+		// A real agent always names the type it serves.
+		if edge, err := e.p.store.get(context.Background(), testCluster, name); err == nil {
+			h.Set(protocol.HeaderAgentType, string(edge.Spec.Type))
+		}
+	}
 	ws, resp, err := d.Dial(control.String(), h)
 	if err != nil {
 		if resp == nil {
@@ -296,7 +302,11 @@ func (e *env) rawControl(name, cred string) *websocket.Conn {
 	u.Scheme = "wss"
 	u.Path = protocol.BackendPrefix + protocol.AgentBase(testCluster, name) + "/proxy"
 	d := &websocket.Dialer{TLSClientConfig: e.srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()}
-	ws, _, err := d.Dial(u.String(), http.Header{"Authorization": {"Bearer " + cred}})
+	h := http.Header{"Authorization": {"Bearer " + cred}}
+	if edge, err := e.p.store.get(context.Background(), testCluster, name); err == nil {
+		h.Set(protocol.HeaderAgentType, string(edge.Spec.Type))
+	}
+	ws, _, err := d.Dial(u.String(), h)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -118,9 +118,9 @@ func agentInfoFrom(r *http.Request, typ v1alpha1.EdgeType) (agentInfo, error) {
 	// ssh egress's raw bytes, so any caller could write those headers
 	// themselves and pick their identity on the edge cluster. The bundle's
 	// type is whatever the workspace admin wrote into it, so only this
-	// check ties the two together. (An agent that predates the header
-	// sends none.)
-	if at := r.Header.Get(protocol.HeaderAgentType); at != "" && at != string(typ) {
+	// check ties the two together. An agent that names no type is refused
+	// too: every wharf-agent sends it.
+	if at := r.Header.Get(protocol.HeaderAgentType); at != string(typ) {
 		return info, apierrors.NewBadRequest(fmt.Sprintf("this agent serves a %q edge but the Edge is of type %q: join it with a bundle of the Edge's type", at, typ))
 	}
 	for _, v := range []string{info.version, info.hostname} {

@@ -191,6 +191,9 @@ func testServerHostKey(t *testing.T, k *kubeCluster) {
 	if _, code := e.connect(name, cred, http.Header{protocol.HeaderAgentType: {"kubernetes"}}); code != http.StatusBadRequest {
 		t.Errorf("a kubernetes agent on a server Edge: %d, want 400", code)
 	}
+	if _, code := e.connect(name, cred, http.Header{protocol.HeaderAgentType: {""}}); code != http.StatusBadRequest {
+		t.Errorf("an agent that names no type: %d, want 400", code)
+	}
 	pub, _, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		t.Fatal(err)

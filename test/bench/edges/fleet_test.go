@@ -242,6 +242,7 @@ func (e *env) simAgent(name, cred string, onState func(bool, error)) (*revdial.C
 			hdr.Set("Authorization", "Bearer "+current)
 			mu.Unlock()
 			hdr.Set(protocol.HeaderAgentVersion, "bench-sim")
+			hdr.Set(protocol.HeaderAgentType, string(v1alpha1.TypeKubernetes))
 			hdr.Set(protocol.HeaderAgentHostname, name)
 			return hdr, nil
 		},
