@@ -5,13 +5,13 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"github.com/wharfhub/wharf/test/testutil"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -51,7 +51,7 @@ func startRealHub(t *testing.T) *realHub {
 	_ = l.Close()
 	data := filepath.Join(dir, "data")
 	cmd := exec.Command(bin, "--data-dir", data, "--secure-port", fmt.Sprint(port), "--bind-address", "127.0.0.1", "--token-auth-file", tokens)
-	var log lockedBuf
+	var log testutil.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -173,23 +173,6 @@ func (h *realHub) adminRestConfig() (caOnlyHost string, ca []byte) {
 		}
 	}
 	return cfg.Host, ca
-}
-
-type lockedBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // hubClient trusts the hub's CA.

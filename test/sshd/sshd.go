@@ -10,16 +10,15 @@
 package sshd
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/wharfhub/wharf/test/testutil"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -46,7 +45,7 @@ type Server struct {
 
 	dir  string
 	cmd  *exec.Cmd
-	log  *lockedBuffer
+	log  *testutil.Buffer
 	done chan struct{}
 }
 
@@ -62,7 +61,7 @@ func Start(t testing.TB) *Server {
 		t.Fatalf("sshd fixture: %v", err)
 	}
 	dir := t.TempDir()
-	s := &Server{dir: dir, log: &lockedBuffer{}, done: make(chan struct{})}
+	s := &Server{dir: dir, log: &testutil.Buffer{}, done: make(chan struct{})}
 	hostKey := filepath.Join(dir, "ssh_host_ed25519_key")
 	s.ClientKey = filepath.Join(dir, "id_ed25519")
 	for _, k := range []string{hostKey, s.ClientKey} {
@@ -230,21 +229,4 @@ func currentUser() string {
 		return strings.TrimSpace(string(out))
 	}
 	return "root"
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"github.com/wharfhub/wharf/test/testutil"
 	"io"
 	"net"
 	"net/http"
@@ -13,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -114,7 +114,7 @@ func startHub(t *testing.T) *hub {
 	_ = l.Close()
 	data := filepath.Join(dir, "data")
 	cmd := exec.Command(hubBin, "--data-dir", data, "--secure-port", fmt.Sprint(port), "--bind-address", "127.0.0.1", "--provider-dir", provDir)
-	var log lockedBuf
+	var log testutil.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -206,21 +206,4 @@ func (h *hub) workspace(name string, providers ...string) string {
 		h.apply("root:"+name, "apiVersion: providers.wharf.dev/v1alpha1\nkind: ProviderBinding\nmetadata:\n  name: "+p+"\nspec:\n  provider: "+p+"\n")
 	}
 	return id
-}
-
-type lockedBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

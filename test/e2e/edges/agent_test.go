@@ -1,6 +1,7 @@
 package edges
 
 import (
+	"github.com/wharfhub/wharf/test/testutil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,7 +25,7 @@ type agentProc struct {
 	opts     agentOptions
 	StateDir string
 	cmd      *exec.Cmd
-	log      *lockedWriter
+	log      *testutil.Buffer
 	exited   chan struct{}
 	exitErr  error
 }
@@ -36,12 +37,12 @@ func startAgent(t *testing.T, opts agentOptions) *agentProc {
 	if opts.stateDir == "" {
 		opts.stateDir = filepath.Join(t.TempDir(), "agent-state")
 	}
-	a := &agentProc{t: t, opts: opts, StateDir: opts.stateDir, log: &lockedWriter{}}
+	a := &agentProc{t: t, opts: opts, StateDir: opts.stateDir, log: &testutil.Buffer{}}
 	a.start(opts.join)
 	t.Cleanup(func() {
 		a.stop()
 		if t.Failed() {
-			t.Logf("wharf-agent (%s) log:\n%s", a.StateDir, tail(a.log.String(), 200))
+			t.Logf("wharf-agent (%s) log:\n%s", a.StateDir, testutil.Tail(a.log.String(), 200))
 		}
 	})
 	return a

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"github.com/wharfhub/wharf/test/testutil"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -214,7 +215,7 @@ func wantCode(t *testing.T, what string, code int, body string, want ...int) {
 			return
 		}
 	}
-	t.Errorf("%s: %d %s, want %v", what, code, tail(body, 5), want)
+	t.Errorf("%s: %d %s, want %v", what, code, testutil.Tail(body, 5), want)
 }
 
 // mintAsAdmin mints a lab join token for name as the hub admin.
@@ -576,7 +577,7 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: carol}]
 		for _, other := range []string{"/debug/pprof/", "/statusz", "/healthz", "/agent/", "/edgeproxy/", "/edgeproxy/clusters/" + s.labID + "/"} {
 			code, body := s.call(carolToken, "GET", protocol.BackendPrefix+other, nil)
 			if code == 200 || code/100 == 5 {
-				t.Errorf("carol GET %s: %d %s", other, code, tail(body, 3))
+				t.Errorf("carol GET %s: %d %s", other, code, testutil.Tail(body, 3))
 			}
 		}
 		code, body := s.call(s.hub.Token, "GET", p, http.Header{"X-Wharf-Workspace": {"root"}})
@@ -731,7 +732,7 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: carol}]
 		if s.labRec.count() > n {
 			h := s.labRec.last(t)
 			t.Errorf("raw HTTP over a server edge's ssh egress reached the edge API server as Impersonate-User %v, Impersonate-Group %v (answer %q): the caller picks their identity on the edge cluster",
-				h.Values("Impersonate-User"), h.Values("Impersonate-Group"), tail(got.String(), 3))
+				h.Values("Impersonate-User"), h.Values("Impersonate-Group"), testutil.Tail(got.String(), 3))
 		}
 	}},
 	{"K01-revoked-proxy", "bob's proxy grant in lab is removed; bob keeps calling the lab edge", "refused within 15 s (the provider caches decisions 10 s)", func(t *testing.T, s *attackEnv) {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/wharfhub/wharf/test/testutil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -78,7 +79,7 @@ func testCLIFlow(t *testing.T, e *env) {
 	agent.Env = append(filteredEnv("KUBECONFIG", "HOME", "PATH"), "HOME="+t.TempDir(),
 		"PATH="+filepath.Dir(agentBinary(t))+":/usr/local/bin:/usr/bin:/bin", "KUBECONFIG="+e.agentKubeconfig)
 	agent.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	agentLog := &lockedWriter{}
+	agentLog := &testutil.Buffer{}
 	agent.Stdout, agent.Stderr = agentLog, agentLog
 	if err := agent.Start(); err != nil {
 		t.Fatal(err)
@@ -94,7 +95,7 @@ func testCLIFlow(t *testing.T, e *env) {
 			<-agentDone
 		}
 		if t.Failed() {
-			t.Logf("agent (the printed line) log:\n%s", tail(agentLog.String(), 100))
+			t.Logf("agent (the printed line) log:\n%s", testutil.Tail(agentLog.String(), 100))
 		}
 	})
 

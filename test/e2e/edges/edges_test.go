@@ -3,6 +3,7 @@ package edges
 import (
 	"context"
 	"fmt"
+	"github.com/wharfhub/wharf/test/testutil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -84,7 +85,7 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: alice}]
 	defer cancel()
 	watch := exec.CommandContext(ctx, e.hub.kubectlBin, "--kubeconfig", "/dev/null", "--server", url, "--token", aliceToken,
 		"--certificate-authority", e.caFile, "get", "configmaps", "-n", "edge-work", "--watch-only", "-o", "name")
-	watchOut := &lockedWriter{}
+	watchOut := &testutil.Buffer{}
 	watch.Stdout, watch.Stderr = watchOut, watchOut
 	if err := watch.Start(); err != nil {
 		t.Fatal(err)

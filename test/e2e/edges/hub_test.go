@@ -1,11 +1,11 @@
 package edges
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"github.com/wharfhub/wharf/test/testutil"
 	"io"
 	"net"
 	"net/http"
@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -53,7 +52,7 @@ type hubProc struct {
 	kubectlBin string
 
 	cmd     *exec.Cmd
-	log     *lockedWriter
+	log     *testutil.Buffer
 	exited  chan struct{}
 	exitErr error
 }
@@ -80,7 +79,7 @@ func startHub(t *testing.T, opts hubOptions) *hubProc {
 	t.Cleanup(func() {
 		h.stop()
 		if t.Failed() {
-			t.Logf("wharf-hub %s log:\n%s", h.URL, tail(h.log.String(), 400))
+			t.Logf("wharf-hub %s log:\n%s", h.URL, testutil.Tail(h.log.String(), 400))
 		}
 	})
 	return h
@@ -100,7 +99,7 @@ func (h *hubProc) startOnce(tokens string) error {
 		args = append(args, "--replica-name", h.opts.replicaName)
 	}
 	h.cmd = exec.Command(hubBinary(h.t), args...)
-	h.log = &lockedWriter{}
+	h.log = &testutil.Buffer{}
 	h.cmd.Stdout, h.cmd.Stderr = h.log, h.log
 	if err := h.cmd.Start(); err != nil {
 		h.t.Fatal(err)
@@ -304,30 +303,4 @@ func eventually(t *testing.T, timeout time.Duration, cond func() error) {
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-}
-
-func tail(s string, lines int) string {
-	l := strings.Split(s, "\n")
-	if len(l) > lines {
-		l = l[len(l)-lines:]
-	}
-	return strings.Join(l, "\n")
-}
-
-// lockedWriter collects a process's output while the test reads it.
-type lockedWriter struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedWriter) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/wharfhub/wharf/test/testutil"
 	"io"
 	"os"
 	"os/exec"
@@ -155,7 +156,7 @@ func testSSHLongSession(t *testing.T, e *env, kc string, s *sshd.Server) {
 	}
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
-	seen := &lockedWriter{}
+	seen := &testutil.Buffer{}
 	go func() {
 		br := bufio.NewReader(pr)
 		buf := make([]byte, 4096)

@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
+	"github.com/wharfhub/wharf/test/testutil"
 	"net/http"
 	"net/http/cookiejar"
 	"os"
@@ -24,7 +25,7 @@ import (
 type cliProc struct {
 	cmd    *exec.Cmd
 	lines  chan string
-	out    *lockedWriter // stdout and stderr, for leak checks and failures
+	out    *testutil.Buffer // stdout and stderr, for leak checks and failures
 	done   chan struct{}
 	err    error
 	cancel context.CancelFunc
@@ -33,7 +34,7 @@ type cliProc struct {
 func startCLI(t *testing.T, args ...string) *cliProc {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	c := &cliProc{lines: make(chan string, 100), out: &lockedWriter{}, done: make(chan struct{}), cancel: cancel}
+	c := &cliProc{lines: make(chan string, 100), out: &testutil.Buffer{}, done: make(chan struct{}), cancel: cancel}
 	c.cmd = exec.CommandContext(ctx, wharfBinary(t), args...)
 	c.cmd.Stdout = c.out
 	stderr, err := c.cmd.StderrPipe()

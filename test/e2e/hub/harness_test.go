@@ -6,13 +6,13 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"github.com/wharfhub/wharf/test/testutil"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -37,7 +37,7 @@ type hubProc struct {
 	Kubecfg    string
 	kubectlBin string
 	cmd        *exec.Cmd
-	log        *lockedWriter
+	log        *testutil.Buffer
 	// exited is closed when the process has exited; exitErr is then set.
 	exited  chan struct{}
 	exitErr error
@@ -104,7 +104,7 @@ func (h *hubProc) startOnce() error {
 	}
 	args = append(args, h.opts.extraArgs...)
 	h.cmd = exec.Command(hubBinary(t), args...)
-	h.log = &lockedWriter{}
+	h.log = &testutil.Buffer{}
 	h.cmd.Stdout, h.cmd.Stderr = h.log, h.log
 	if err := h.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -294,23 +294,4 @@ func eventually(t *testing.T, timeout time.Duration, cond func() error) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-}
-
-// lockedWriter collects a process's output; the process writes from its
-// own goroutines while the test may read.
-type lockedWriter struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedWriter) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

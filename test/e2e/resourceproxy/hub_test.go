@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"github.com/wharfhub/wharf/test/testutil"
 	"io"
 	"net"
 	"net/http"
@@ -11,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,24 +25,7 @@ type hub struct {
 	url     string
 	kubecfg string
 	kubectl string
-	log     *syncBuf
-}
-
-type syncBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	log     *testutil.Buffer
 }
 
 func binPath(t *testing.T, name string) string {
@@ -66,7 +49,7 @@ func startHub(t *testing.T) *hub {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	h := &hub{t: t, url: fmt.Sprintf("https://127.0.0.1:%d", port), kubecfg: filepath.Join(dir, "admin.kubeconfig"), kubectl: kube.KubectlPath(t), log: &syncBuf{}}
+	h := &hub{t: t, url: fmt.Sprintf("https://127.0.0.1:%d", port), kubecfg: filepath.Join(dir, "admin.kubeconfig"), kubectl: kube.KubectlPath(t), log: &testutil.Buffer{}}
 	cmd := exec.Command(binPath(t, "wharf-hub"), "--data-dir", dir, "--secure-port", fmt.Sprint(port), "--bind-address", "127.0.0.1",
 		"--provider", "resource-proxy="+binPath(t, "wharf-provider-resource-proxy"))
 	cmd.Stdout, cmd.Stderr = h.log, h.log

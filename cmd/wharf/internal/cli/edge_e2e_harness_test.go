@@ -7,13 +7,13 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"github.com/wharfhub/wharf/test/testutil"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -50,12 +50,12 @@ func e2eBinary(t *testing.T, name string) string {
 // e2eHub is a running wharf-hub with the edges provider.
 type e2eHub struct {
 	URL, CAFile, AdminKubeconfig, dir string
-	log                               *syncBuffer
+	log                               *testutil.Buffer
 }
 
 func startE2EHub(t *testing.T) *e2eHub {
 	t.Helper()
-	h := &e2eHub{dir: t.TempDir(), log: &syncBuffer{}}
+	h := &e2eHub{dir: t.TempDir(), log: &testutil.Buffer{}}
 	tokens := filepath.Join(h.dir, "tokens.csv")
 	if err := os.WriteFile(tokens, []byte(aliceHubToken+",alice,alice-uid,\"devs\"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -84,7 +84,7 @@ func startE2EHub(t *testing.T) *e2eHub {
 			<-exited
 		}
 		if t.Failed() {
-			t.Logf("wharf-hub log (tail):\n%s", tailLines(h.log.String(), 150))
+			t.Logf("wharf-hub log (tail):\n%s", testutil.Tail(h.log.String(), 150))
 		}
 	})
 	h.URL = fmt.Sprintf("https://127.0.0.1:%d", port)
@@ -93,7 +93,7 @@ func startE2EHub(t *testing.T) *e2eHub {
 	eventuallyE2E(t, 2*time.Minute, func() error {
 		select {
 		case <-exited:
-			t.Fatalf("wharf-hub exited:\n%s", tailLines(h.log.String(), 100))
+			t.Fatalf("wharf-hub exited:\n%s", testutil.Tail(h.log.String(), 100))
 		default:
 		}
 		ca, err := os.ReadFile(h.CAFile)
@@ -165,30 +165,4 @@ func eventuallyE2E(t *testing.T, timeout time.Duration, cond func() error) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-}
-
-func tailLines(s string, n int) string {
-	l := strings.Split(s, "\n")
-	if len(l) > n {
-		l = l[len(l)-n:]
-	}
-	return strings.Join(l, "\n")
-}
-
-// syncBuffer collects a process's output while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex // guards b
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

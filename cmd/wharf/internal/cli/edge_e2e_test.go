@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/wharfhub/wharf/test/testutil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -180,13 +181,13 @@ func TestEdgeCLIKubernetesFlow(t *testing.T) {
 // startCreate starts `wharf edge create <args>` and returns once it has
 // printed its "wharf-agent run " line (and that line), checking that the
 // first line is kubectl's "created".
-func startCreate(t *testing.T, u *e2eUser, args ...string) (*exec.Cmd, string, *syncBuffer) {
+func startCreate(t *testing.T, u *e2eUser, args ...string) (*exec.Cmd, string, *testutil.Buffer) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
 	cmd := exec.CommandContext(ctx, u.wharf, append([]string{"edge", "create"}, args...)...)
 	cmd.Env = append(os.Environ(), u.env...)
-	stderr := &syncBuffer{}
+	stderr := &testutil.Buffer{}
 	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -229,7 +230,7 @@ func startVerbatimAgent(t *testing.T, line, edgeKubeconfig string) {
 		t.Fatal(err)
 	}
 	agentDir := filepath.Dir(e2eBinary(t, "wharf-agent"))
-	log := &syncBuffer{}
+	log := &testutil.Buffer{}
 	cmd := exec.Command("unshare", "--mount", "--propagation", "private", "/bin/sh", "-c",
 		"mount -t tmpfs -o mode=0700 tmpfs "+agentStateDir+" && exec "+line)
 	cmd.Env = append(os.Environ(), "PATH="+agentDir+":"+os.Getenv("PATH"), "KUBECONFIG="+edgeKubeconfig)
@@ -248,7 +249,7 @@ func startVerbatimAgent(t *testing.T, line, edgeKubeconfig string) {
 			<-done
 		}
 		if t.Failed() {
-			t.Logf("wharf-agent log (tail):\n%s", tailLines(log.String(), 80))
+			t.Logf("wharf-agent log (tail):\n%s", testutil.Tail(log.String(), 80))
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -36,15 +37,7 @@ with the remote command's status.`,
 			if err != nil {
 				return err
 			}
-			e, err := getServerEdge(cmd.Context(), c, args[0])
-			if err != nil {
-				return err
-			}
-			cluster, err := edgeCluster(e)
-			if err != nil {
-				return err
-			}
-			known, err := knownHostsLine(e, cluster)
+			e, cluster, known, err := pinnedServerEdge(cmd.Context(), c, args[0])
 			if err != nil {
 				return err
 			}
@@ -100,6 +93,21 @@ with the remote command's status.`,
 // pinned key.
 func hostKeyAlias(cluster, name string) string {
 	return "wharf-edge." + cluster + "." + name
+}
+
+// pinnedServerEdge fetches a server edge with its cluster id and the
+// known_hosts line that pins its host key: what ssh and ssh-config need.
+func pinnedServerEdge(ctx context.Context, c *hubConn, name string) (e *edgesv1.Edge, cluster, known string, err error) {
+	if e, err = getServerEdge(ctx, c, name); err != nil {
+		return nil, "", "", err
+	}
+	if cluster, err = edgeCluster(e); err != nil {
+		return nil, "", "", err
+	}
+	if known, err = knownHostsLine(e, cluster); err != nil {
+		return nil, "", "", err
+	}
+	return e, cluster, known, nil
 }
 
 // knownHostsLine is "<alias> <key>\n" for the edge's reported host key.

@@ -27,15 +27,7 @@ StrictHostKeyChecking; the second command adds that key.`,
 			if err != nil {
 				return err
 			}
-			e, err := getServerEdge(cmd.Context(), c, args[0])
-			if err != nil {
-				return err
-			}
-			cluster, err := edgeCluster(e)
-			if err != nil {
-				return err
-			}
-			known, err := knownHostsLine(e, cluster)
+			e, cluster, known, err := pinnedServerEdge(cmd.Context(), c, args[0])
 			if err != nil {
 				return err
 			}
