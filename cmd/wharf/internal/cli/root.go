@@ -15,7 +15,7 @@ func NewRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newLoginCommand(), newCredentialCommand(), newEdgeCommand(), newKubeconfigCommand(), newSSHCommand(), newSSHProxyCommand(), newSSHConfigCommand())
+	root.AddCommand(newLoginCommand(), newCredentialCommand(), newEdgeCommand(), newKubeconfigCommand(), newSSHCommand(), newSSHProxyCommand(), newSSHConfigCommand(), newWSCommand())
 	return root
 }
 
