@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -131,6 +132,11 @@ func wsUse(ctx context.Context, out io.Writer, f hubFlags, arg string) error {
 		return err
 	}
 	if err := s.conn.checkAccess(ctx, target); err != nil {
+		var nw *errNoWorkspace
+		if errors.As(err, &nw) && !isPath(arg) && looksLikeID(arg) {
+			// Neither a child nor an id: name what the caller typed.
+			nw.name = arg
+		}
 		return err
 	}
 	server, err := withWorkspace(s.conn.rest.Host, target)
