@@ -16,7 +16,12 @@
 //	  → etcd record {sealed refresh token} with a lease until the session ends
 //	  → Set-Cookie __Host-wharf_session=<sealed {session id, user, groups, CSRF token, expiry, revalidate}>
 //	  → 302 then
-//	GET /auth/session → {user, groups, csrfToken, expiry} for the portal
+//	GET /auth/session → {user, groups, csrfToken, expiry}; no csrfToken
+//	  when a page script asks (Fetch Metadata, see browserFetch)
+//	POST /auth/token-session token=… (dev, same origin) → the same session
+//	  cookie for a static token; the token is not kept
+//	portal document navigation → the shell page carries the CSRF token
+//	  (DocumentCSRF), read and removed by the shell module
 //	POST /auth/logout (CSRF-checked) → etcd record deleted, cookie cleared
 //
 // Libraries: coreos/go-oidc/v3 and golang.org/x/oauth2 on the relying
@@ -89,10 +94,18 @@
 //     __Host-wharf_session and __Host-wharf_login cookies (and the
 //     legacy wharf_session and wharf_login) and X-Wharf-CSRF (hub/proxy).
 //   - Tokens in URLs or storage: none. The portal gets only the CSRF token
-//     (not a credential alone) from /auth/session; nothing goes to
-//     localStorage.
-//   - Brute force and floods: /auth/login, /auth/callback and
-//     /auth/token-login are rate-limited per client address (token
+//     (not a credential alone), from its own top-level document
+//     ([Login.DocumentCSRF]); nothing goes to localStorage. Provider UI
+//     scripts run in the portal's origin, so /auth/session withholds the
+//     token from page scripts (Sec-Fetch-Mode present, not a document
+//     navigation): a provider script can read as the user with plain
+//     fetch, but cannot forge a state-changing request. Residual: a
+//     same-origin script that opens a second portal window can read that
+//     window's DOM before its shell removes the token (see portal/doc.go).
+//   - Login CSRF: /auth/token-session needs a same-origin Origin, so no
+//     other site can sign a visitor in as the site's own account.
+//   - Brute force and floods: /auth/login, /auth/callback,
+//     /auth/token-login and /auth/token-session are rate-limited per client address (token
 //     buckets in a bounded LRU). X-Forwarded-For is believed only from
 //     --trusted-proxy-cidrs, read right to left, so a client cannot pick
 //     its own bucket by sending the header.

@@ -194,7 +194,7 @@ func (l *Login) logout(w http.ResponseWriter, r *http.Request) {
 type sessionInfo struct {
 	User      string    `json:"user"`
 	Groups    []string  `json:"groups"`
-	CSRFToken string    `json:"csrfToken"`
+	CSRFToken string    `json:"csrfToken,omitempty"`
 	Expiry    time.Time `json:"expiry"`
 }
 
@@ -211,7 +211,14 @@ func (l *Login) session(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, http.StatusUnauthorized, metav1.StatusReasonUnauthorized, "Unauthorized")
 		return
 	}
-	writeJSON(w, http.StatusOK, sessionInfo{User: s.User, Groups: s.Groups, CSRFToken: s.CSRF, Expiry: time.Unix(s.Expiry, 0).UTC()})
+	info := sessionInfo{User: s.User, Groups: s.Groups, CSRFToken: s.CSRF, Expiry: time.Unix(s.Expiry, 0).UTC()}
+	if browserFetch(r) {
+		// A page script asks: it may be a provider's, so no token (see
+		// DocumentCSRF for how the shell gets it).
+		info.CSRFToken = ""
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, info)
 }
 
 func methodNotAllowed(w http.ResponseWriter, allow string) {

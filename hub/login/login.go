@@ -127,13 +127,14 @@ func (l *Login) Handler(delegate http.Handler, d Deps) http.Handler {
 	mux.Handle(LoginPath, limited(http.HandlerFunc(l.login)))
 	mux.Handle(CallbackPath, limited(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { l.callback(w, r, d) })))
 	mux.Handle(TokenLoginPath, limited(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { l.tokenLogin(w, r, d) })))
+	mux.Handle(TokenSessionPath, limited(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { l.tokenSession(w, r, d) })))
 	mux.Handle(LogoutPath, WithCSRF(http.HandlerFunc(l.logout), l.auth, l.cfg.ExternalURL))
 	mux.Handle(SessionPath, l.withRefresh(http.HandlerFunc(l.session), d))
 	mux.HandleFunc(WellKnownPath, l.wellKnown)
 	guarded := l.withRefresh(WithCSRF(delegate, l.auth, l.cfg.ExternalURL), d)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
-		case LoginPath, CallbackPath, TokenLoginPath, LogoutPath, SessionPath, WellKnownPath:
+		case LoginPath, CallbackPath, TokenLoginPath, TokenSessionPath, LogoutPath, SessionPath, WellKnownPath:
 			mux.ServeHTTP(w, r)
 		default:
 			guarded.ServeHTTP(w, r)
