@@ -51,8 +51,8 @@ func Binary(t testing.TB, name string) string {
 	return ""
 }
 
-// builds caches Build per package for the test binary's life.
-var builds sync.Map // package path -> *build
+// builds caches Build per package and name for the test binary's life.
+var builds sync.Map // "<package path> <name>" -> *build
 
 type build struct {
 	once sync.Once
@@ -65,7 +65,7 @@ type build struct {
 // for test-only programs that `make build` does not make.
 func Build(t testing.TB, pkg, name string) string {
 	t.Helper()
-	v, _ := builds.LoadOrStore(pkg, &build{})
+	v, _ := builds.LoadOrStore(pkg+" "+name, &build{})
 	b := v.(*build)
 	b.once.Do(func() {
 		root, err := RepoRoot()

@@ -1,0 +1,78 @@
+// Command portalprobe is a hostile provider for the portal's browser tests
+// (test/e2e/portal): its UI script runs in the portal's origin and tries
+// every way a malicious provider would to steal the person's credentials,
+// then writes what it found into the page for the test to read.
+//
+// One binary serves two providers, named by the executable's name
+// (wharf-provider-<name>), since the hub requires the manifest name to
+// match the configured one:
+//
+//   - portalprobe: main.js defines <wharf-provider-portalprobe>, wraps
+//     fetch, XMLHttpRequest and Headers before the shell calls it, reads
+//     document.cookie, local and session storage, every window global,
+//     the page's DOM, /auth/session as a page script, and the context and
+//     api the shell hands it, and reports them in
+//     [data-testid=probe-report] as JSON.
+//   - portalnodefine: main.js loads and never calls customElements.define,
+//     so the shell must show its "did not define itself" error.
+//
+// Both also serve a backend /headers (any method) that echoes the request headers the
+// hub forwarded (cookie values replaced by their names), so the test can
+// see what reached a provider.
+package main
+
+import (
+	"embed"
+	"encoding/json"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/wharfhub/wharf/sdk"
+)
+
+//go:embed ui
+var files embed.FS
+
+type probe struct{ name string }
+
+func (p probe) Manifest() sdk.Manifest {
+	dir := "ui/define"
+	if p.name == "portalnodefine" {
+		dir = "ui/nodefine"
+	}
+	ui, err := fs.Sub(files, dir)
+	if err != nil {
+		panic(err) // embedded at build time
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/headers", func(w http.ResponseWriter, r *http.Request) {
+		h := map[string][]string{}
+		for k, v := range r.Header {
+			if strings.EqualFold(k, "Cookie") {
+				// Names only: the test checks which cookies reached the
+				// provider without this binary ever echoing a value.
+				var names []string
+				for _, c := range r.Cookies() {
+					names = append(names, c.Name)
+				}
+				v = names
+			}
+			h[k] = v
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(h)
+	})
+	return sdk.Manifest{Name: p.name, DisplayName: "Portal probe (" + p.name + ")", Version: "v0.0.1-test",
+		Category: "tests", Description: "Tries to steal the portal's credentials; for tests only.", UI: ui, Backend: mux}
+}
+
+func main() {
+	name := strings.TrimPrefix(filepath.Base(os.Args[0]), "wharf-provider-")
+	if name != "portalprobe" && name != "portalnodefine" {
+		name = "portalprobe"
+	}
+	sdk.Serve(probe{name: name})
+}
