@@ -255,7 +255,10 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	}
 	targets := extra.Replicas.targets(providerTargets(extra.Plugins), extra.Plugins)
 	backend := proxy.NewBackend(targets, workspaceIdentity{index: extra.Index, authz: gc.Authorization.Authorizer, homes: extra.Homes}).WithHop(extra.Replicas.asserter)
-	ui := proxy.NewUI(targets, portal.Shell())
+	// The shell page carries the CSRF token on a signed-in browser's
+	// top-level navigations only (see portal/doc.go).
+	portalSrv := portal.Must(portal.Options{CSRF: extra.Login.DocumentCSRF})
+	ui := proxy.NewUI(targets, portalSrv.Shell())
 	extra.Aggregation = &aggregationState{backend: backend, providers: targets}
 	// Upstream's max-in-flight filter keeps one budget for everybody, so
 	// one tenant's slow requests could use it up (attack review B10); the
@@ -303,6 +306,9 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		// with a limiter of their own so streams never use up the API's.
 		backend.WithLimit(func(next http.Handler) http.Handler { return providerFairness.WithProviderLimit(next, c.Serializer) })
 		h = proxy.WithProviderRoutes(h, backend, ui, c.Authentication.Authenticator, c.Authentication.APIAudiences)
+		// The portal's pages and files need no authentication: the shell
+		// signs in from the page itself (package portal).
+		h = portalSrv.WithPortal(h, proxy.UIPrefix)
 		// Before any authentication, API and provider routes alike: an
 		// address over its failure budget gets 429 for credentials not
 		// known good, which are then never evaluated (hub/authn).
