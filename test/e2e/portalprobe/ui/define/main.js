@@ -131,6 +131,16 @@ class PortalProbe extends HTMLElement {
     } catch (e) {
       report.apiPost = { error: String(e) };
     }
+    try {
+      // The same POST without the shell: the cookie goes along (same
+      // origin), the CSRF token cannot, so the hub must refuse it.
+      const r = await realFetch("/services/providers/portalprobe/headers", {
+        method: "POST", credentials: "same-origin", headers: { "Content-Type": "application/json" }, body: "{}",
+      });
+      report.plainPost = { status: r.status };
+    } catch (e) {
+      report.plainPost = { error: String(e) };
+    }
     report.seenHeaders = seenHeaders;
     const pre = document.createElement("pre");
     pre.dataset.testid = "probe-report";

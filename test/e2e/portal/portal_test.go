@@ -1,0 +1,201 @@
+package portal
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// whoami is the part of /api/whoami the scenarios compare against.
+type whoami struct {
+	User string `json:"user"`
+	Home struct {
+		Path    string `json:"path"`
+		Cluster string `json:"cluster"`
+	} `json:"home"`
+	Workspaces []struct {
+		Path    string `json:"path"`
+		Cluster string `json:"cluster"`
+	} `json:"workspaces"`
+}
+
+func (w whoami) cluster(path string) string {
+	for _, ws := range w.Workspaces {
+		if ws.Path == path {
+			return ws.Cluster
+		}
+	}
+	return ""
+}
+
+// TestPortal walks a person through the portal in one browser, in the
+// order a newcomer would: sign in from a deep link, look at their
+// workspaces, create a child and switch to it, enable hello in the
+// catalog, open its page, hard-refresh one of its sub-routes, let a
+// hostile provider try to steal the session, see a broken provider's
+// error, and sign out.
+func TestPortal(t *testing.T) {
+	env := startPortal(t)
+	b := newBrowser(t, env)
+	canaries := plantCanaries(t, b)
+	hub := env.hub.URL
+
+	// A deep link with a query and a fragment, opened signed out.
+	deep := "/ui/catalog?view=all&sort=name#hello"
+	b.do("open the deep link", chromedp.Navigate(hub+deep))
+	b.waitState("signin")
+	b.do("see the sign-in page", chromedp.WaitVisible(tid("signin-page")), chromedp.WaitVisible(tid("signin-oidc")))
+	if got := b.location(); got != hub+deep {
+		t.Fatalf("the sign-in page moved the URL to %s, want it to stay at %s", got, hub+deep)
+	}
+	b.shot("signin")
+
+	t.Log("sign in through the IdP's login form")
+	b.do("follow the sign-in link", chromedp.Click(tid("signin-oidc")), chromedp.WaitVisible(`input[name=username]`))
+	b.do("fill the IdP form",
+		chromedp.SendKeys(`input[name=username]`, person.Username),
+		chromedp.SendKeys(`input[name=password]`, person.Password))
+	b.shot("idp-login")
+	b.do("submit the IdP form", chromedp.Click(`button[type=submit]`))
+	b.waitState("ready")
+	landed, err := url.Parse(b.location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if landed.Path != "/ui/catalog" || landed.Fragment != "hello" || landed.Query().Get("view") != "all" || landed.Query().Get("sort") != "name" {
+		t.Fatalf("after sign-in the browser is at %s, want the deep link %s (query and fragment kept)", landed, deep)
+	}
+	who := eval[whoami](b, `fetch("/api/whoami").then(r => r.json())`)
+	if who.Home.Path == "" {
+		t.Fatalf("whoami of the signed-in person has no home: %+v", who)
+	}
+	if got := b.text(tid("user-name")); !strings.Contains(got, who.User) && !strings.Contains(got, person.Username) {
+		t.Fatalf("the chrome names the user %q, want %q", got, who.User)
+	}
+
+	t.Log("the workspace tree starts at the home workspace")
+	b.do("open the overview", chromedp.Click(tid("nav-overview")))
+	b.waitText(tid("ws-current"), who.Home.Path, 30*time.Second)
+	b.do("the home is current in the tree", chromedp.WaitVisible(tid("ws-tree-item", `[data-ws-path="`+who.Home.Path+`"][aria-current="page"]`)))
+	b.waitText(tid("ws-cluster"), who.Home.Cluster, 30*time.Second)
+
+	t.Log("create a child")
+	child := who.Home.Path + ":team-a"
+	b.do("open the create dialog", chromedp.WaitEnabled(tid("ws-create-open")), chromedp.Click(tid("ws-create-open")), chromedp.WaitVisible(tid("ws-create-dialog")))
+	b.do("name the child", chromedp.SendKeys(tid("ws-create-name"), "team-a"))
+	b.shot("create-dialog")
+	b.do("create it", chromedp.Click(tid("ws-create-submit")), chromedp.WaitNotVisible(tid("ws-create-dialog")))
+	// The dialog's "Open it when it is ready" is on by default.
+	b.waitText(tid("ws-current"), child, 90*time.Second)
+
+	t.Log("switch workspace with the switcher, back to the home")
+	b.do("the child is in the switcher", chromedp.WaitReady(tid("ws-switcher")+` option[value="`+child+`"]`))
+	if v := eval[string](b, `document.querySelector('[data-testid="ws-switcher"]').value`); v != child {
+		t.Errorf("the switcher shows %q while the current workspace is %q", v, child)
+	}
+	eval[bool](b, `(() => { const s = document.querySelector('[data-testid="ws-switcher"]'); s.value = `+jsString(who.Home.Path)+`; s.dispatchEvent(new Event("change", {bubbles: true})); return true; })()`)
+	b.waitText(tid("ws-current"), who.Home.Path, 30*time.Second)
+	b.waitText(tid("ws-child", `[data-ws-name="team-a"]`)+" "+tid("ws-child-phase"), "Ready", 90*time.Second)
+
+	t.Log("switch workspace through the tree, to the child")
+	b.do("click the child in the tree", chromedp.Click(tid("ws-tree-item", `[data-ws-path="`+child+`"]`)))
+	b.waitText(tid("ws-current"), child, 30*time.Second)
+	b.do("the child is current in the tree", chromedp.WaitVisible(tid("ws-tree-item", `[data-ws-path="`+child+`"][aria-current="page"]`)))
+	if v := eval[string](b, `document.querySelector('[data-testid="ws-switcher"]').value`); v != child {
+		t.Errorf("the switcher shows %q while the current workspace is %q", v, child)
+	}
+	if u, _ := url.Parse(b.location()); u.Query().Get("ws") != child {
+		t.Fatalf("after switching the URL is %s, want ?ws=%s", u, child)
+	}
+	if v := cookieValue(b, "__Host-wharf_workspace"); v != child && v != url.QueryEscape(child) {
+		t.Fatalf("workspace cookie is %q, want %q", v, child)
+	}
+	b.shot("workspace-tree")
+
+	t.Log("enable providers in the catalog")
+	b.do("open the catalog", chromedp.Click(tid("nav-catalog")), chromedp.WaitVisible(tid("catalog-table")))
+	for _, p := range []string{"hello", "portalprobe", "portalnodefine"} {
+		row := tid("catalog-row", `[data-provider="`+p+`"]`)
+		b.waitText(row+" "+tid("catalog-ready"), "Ready", 90*time.Second)
+	}
+	b.do("the catalog is live", chromedp.WaitVisible(tid("catalog-live", `[data-live="true"]`)))
+	b.shot("catalog")
+	for _, p := range []string{"hello", "portalprobe", "portalnodefine"} {
+		row := tid("catalog-row", `[data-provider="`+p+`"]`)
+		b.do("enable "+p, chromedp.Click(row+" "+tid("provider-enable")))
+		b.waitText(row+" "+tid("catalog-enabled"), "Enabled", 60*time.Second)
+	}
+	b.shot("catalog-enabled")
+
+	t.Log("open hello's page: its element shows /whoami from the backend proxy")
+	b.do("open hello", chromedp.WaitVisible(tid("nav-provider", `[data-provider="hello"]`)), chromedp.Click(tid("nav-provider", `[data-provider="hello"]`)))
+	b.do("hello is mounted in the child", chromedp.WaitVisible(tid("provider-panel", `[data-provider="hello"][data-ws-path="`+child+`"]`)))
+	got := b.waitText(tid("provider-panel")+" wharf-provider-hello", child, 60*time.Second)
+	if !strings.Contains(got, who.User) {
+		t.Fatalf("hello shows %q, want the user %q and workspace %q from /whoami", got, who.User, child)
+	}
+	b.shot("hello")
+
+	t.Log("hard-refresh a provider sub-route")
+	sub := "/ui/providers/hello/greetings/today?ws=" + url.QueryEscape(child) + "&q=1#top"
+	b.do("open the sub-route", chromedp.Navigate(hub+sub))
+	b.waitState("ready")
+	b.do("hard refresh", chromedp.Reload())
+	b.waitState("ready")
+	b.waitText(tid("provider-panel", `[data-provider="hello"]`)+" wharf-provider-hello", child, 60*time.Second)
+	if got := b.location(); got != hub+sub {
+		t.Fatalf("after a hard refresh the browser is at %s, want %s", got, hub+sub)
+	}
+	if sr := eval[string](b, `document.querySelector("wharf-provider-hello").context.subRoute`); strings.Trim(sr, "/") != "greetings/today" {
+		t.Fatalf("hello's context.subRoute = %q after the refresh, want greetings/today", sr)
+	}
+	b.shot("hello-subroute")
+
+	t.Run("hostile provider finds nothing", func(t *testing.T) {
+		checkProbe(t, b, env, who, child, canaries)
+	})
+
+	t.Run("provider that never defines itself", func(t *testing.T) {
+		b.do("open portalnodefine", chromedp.Navigate(hub+"/ui/providers/portalnodefine/?ws="+url.QueryEscape(child)))
+		b.waitState("ready")
+		// The shell's real limit is 5 s; wait well past it.
+		b.waitText(tid("provider-error"), "did not define itself", 60*time.Second)
+		if !eval[bool](b, `document.documentElement.dataset.portalnodefineLoaded === "true"`) {
+			t.Fatal("the error shows, but the script never ran: this tests a load failure, not a missing define")
+		}
+		b.shot("provider-error")
+	})
+
+	t.Log("sign out")
+	session := cookieValue(b, "__Host-wharf_session")
+	b.do("sign out", chromedp.Click(tid("signout")))
+	b.waitState("signin")
+	if code := eval[int](b, `fetch("/api/whoami").then(r => r.status)`); code != 401 {
+		t.Fatalf("after sign-out /api/whoami answers %d, want 401", code)
+	}
+	if v := cookieValue(b, "__Host-wharf_session"); v != "" {
+		t.Fatal("the session cookie is still in the browser after sign-out")
+	}
+	if code := getWithCookie(t, env, "/api/whoami", session); code != 401 {
+		t.Fatalf("the signed-out session cookie, replayed, gets %d from /api/whoami, want 401", code)
+	}
+	b.shot("signed-out")
+}
+
+// cookieValue is the browser's cookie name for the hub, "" if none.
+func cookieValue(b *browser, name string) string {
+	for _, c := range b.cookies() {
+		if c.Name == name {
+			return c.Value
+		}
+	}
+	return ""
+}
+
+// jsString quotes s as a JavaScript string literal.
+func jsString(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s) + `"`
+}
