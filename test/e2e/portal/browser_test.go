@@ -22,10 +22,12 @@ const chromiumPath = "/usr/bin/chromium"
 
 // browser is one headless chromium with one tab.
 type browser struct {
-	t       *testing.T
-	ctx     context.Context
-	shots   string
-	nshot   int
+	t      *testing.T
+	ctx    context.Context
+	shots  string
+	nshot  int
+	parent *browser // set by in; console and numbering live there
+
 	mu      sync.Mutex // guards console below
 	console []string
 }
@@ -85,6 +87,12 @@ func newBrowser(t *testing.T, env *portalEnv) *browser {
 	return b
 }
 
+// in is the same tab reporting to a subtest's t, so a failure there ends
+// the subtest only and the scenario goes on in the same browser.
+func (b *browser) in(t *testing.T) *browser {
+	return &browser{t: t, ctx: b.ctx, shots: b.shots, nshot: b.nshot, parent: b}
+}
+
 func (b *browser) log(s string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -127,7 +135,12 @@ func (b *browser) location() string {
 // shot saves the window as <n>-<name>.png and logs its path.
 func (b *browser) shot(name string) string {
 	b.t.Helper()
-	b.nshot++
+	root := b
+	for root.parent != nil {
+		root = root.parent
+	}
+	root.nshot++
+	b.nshot = root.nshot
 	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
 	defer cancel()
 	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())

@@ -130,35 +130,40 @@ func TestPortal(t *testing.T) {
 	}
 	b.shot("catalog-enabled")
 
-	t.Log("open hello's page: its element shows /whoami from the backend proxy")
-	b.do("open hello", chromedp.WaitVisible(tid("nav-provider", `[data-provider="hello"]`)), chromedp.Click(tid("nav-provider", `[data-provider="hello"]`)))
-	b.do("hello is mounted in the child", chromedp.WaitVisible(tid("provider-panel", `[data-provider="hello"][data-ws-path="`+child+`"]`)))
-	got := b.waitText(tid("provider-panel")+" wharf-provider-hello", child, 60*time.Second)
-	if !strings.Contains(got, who.User) {
-		t.Fatalf("hello shows %q, want the user %q and workspace %q from /whoami", got, who.User, child)
-	}
-	b.shot("hello")
+	t.Run("hello page shows whoami", func(t *testing.T) {
+		b := b.in(t)
+		b.do("open hello", chromedp.WaitVisible(tid("nav-provider", `[data-provider="hello"]`)), chromedp.Click(tid("nav-provider", `[data-provider="hello"]`)))
+		b.do("hello is mounted in the child", chromedp.WaitVisible(tid("provider-panel", `[data-provider="hello"][data-ws-path="`+child+`"]`)))
+		got := b.waitText(tid("provider-panel")+" wharf-provider-hello", child, 60*time.Second)
+		if !strings.Contains(got, who.User) {
+			t.Fatalf("hello shows %q, want the user %q and workspace %q from /whoami", got, who.User, child)
+		}
+		b.shot("hello")
+	})
 
-	t.Log("hard-refresh a provider sub-route")
-	sub := "/ui/providers/hello/greetings/today?ws=" + url.QueryEscape(child) + "&q=1#top"
-	b.do("open the sub-route", chromedp.Navigate(hub+sub))
-	b.waitState("ready")
-	b.do("hard refresh", chromedp.Reload())
-	b.waitState("ready")
-	b.waitText(tid("provider-panel", `[data-provider="hello"]`)+" wharf-provider-hello", child, 60*time.Second)
-	if got := b.location(); got != hub+sub {
-		t.Fatalf("after a hard refresh the browser is at %s, want %s", got, hub+sub)
-	}
-	if sr := eval[string](b, `document.querySelector("wharf-provider-hello").context.subRoute`); strings.Trim(sr, "/") != "greetings/today" {
-		t.Fatalf("hello's context.subRoute = %q after the refresh, want greetings/today", sr)
-	}
-	b.shot("hello-subroute")
+	t.Run("hard refresh of a provider sub-route", func(t *testing.T) {
+		b := b.in(t)
+		sub := "/ui/providers/hello/greetings/today?ws=" + url.QueryEscape(child) + "&q=1#top"
+		b.do("open the sub-route", chromedp.Navigate(hub+sub))
+		b.waitState("ready")
+		b.do("hard refresh", chromedp.Reload())
+		b.waitState("ready")
+		b.waitText(tid("provider-panel", `[data-provider="hello"]`)+" wharf-provider-hello", child, 60*time.Second)
+		if got := b.location(); got != hub+sub {
+			t.Fatalf("after a hard refresh the browser is at %s, want %s", got, hub+sub)
+		}
+		if sr := eval[string](b, `document.querySelector("wharf-provider-hello").context.subRoute`); strings.Trim(sr, "/") != "greetings/today" {
+			t.Fatalf("hello's context.subRoute = %q after the refresh, want greetings/today", sr)
+		}
+		b.shot("hello-subroute")
+	})
 
 	t.Run("hostile provider finds nothing", func(t *testing.T) {
-		checkProbe(t, b, env, who, child, canaries)
+		checkProbe(t, b.in(t), env, who, child, canaries)
 	})
 
 	t.Run("provider that never defines itself", func(t *testing.T) {
+		b := b.in(t)
 		b.do("open portalnodefine", chromedp.Navigate(hub+"/ui/providers/portalnodefine/?ws="+url.QueryEscape(child)))
 		b.waitState("ready")
 		// The shell's real limit is 5 s; wait well past it.
