@@ -80,6 +80,10 @@ func checkProbe(t *testing.T, b *browser, env *portalEnv, who whoami, ws string,
 		t.Fatal("no session cookie in the browser")
 	}
 	csrf := csrfFor(t, env, session)
+	// ws may be newer than the whoami the scenario started with.
+	b.do("back to the portal", chromedp.Navigate(env.hub.URL+"/ui/?ws="+url.QueryEscape(ws)))
+	b.waitState("ready")
+	who = eval[whoami](b, `fetch("/api/whoami").then(r => r.json())`)
 
 	b.do("open portalprobe", chromedp.Navigate(env.hub.URL+"/ui/providers/portalprobe/?ws="+url.QueryEscape(ws)))
 	b.waitState("ready")
