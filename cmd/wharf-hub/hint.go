@@ -35,3 +35,17 @@ func printProviderHint(w io.Writer, o *server.Options, externalURL string) {
 		return
 	}
 }
+
+// printPortalHint names the portal's URL and how to sign in to it. With
+// token login on, that is the admin token's file: the token itself is
+// never printed.
+func printPortalHint(w io.Writer, o *server.Options, externalURL string) {
+	fmt.Fprintf(w, "Portal: %s/\n", strings.TrimSuffix(externalURL, "/"))
+	switch {
+	case o.Login.TokenLoginEnabled(o.Authn.OIDC.Enabled()):
+		fmt.Fprintf(w, "      sign in with the token in %s (paste it into the portal's token form)\n", filepath.Join(o.DataDir, "admin-token"))
+	case o.Authn.OIDC.Enabled():
+		fmt.Fprintf(w, "      sign in with %s\n", o.Authn.OIDC.IssuerURL)
+	}
+	fmt.Fprintf(w, "      trust %s in the browser, or accept its warning once\n", o.SecureServing.ServerCert.CertKey.CertFile)
+}

@@ -51,6 +51,7 @@ func newCommand() *cobra.Command {
 			fmt.Printf("      kubectl --kubeconfig=%s create -f - <<<'{\"apiVersion\":\"tenancy.wharf.dev/v1alpha1\",\"kind\":\"Workspace\",\"metadata\":{\"name\":\"team-a\"}}'\n", cfg.Extra.KubeconfigPath)
 			fmt.Printf("      kubectl --kubeconfig=%s --server=%s/clusters/root:team-a get namespaces\n", cfg.Extra.KubeconfigPath, cfg.Extra.ExternalURL)
 			printProviderHint(os.Stdout, o, cfg.Extra.ExternalURL)
+			printPortalHint(os.Stdout, o, cfg.Extra.ExternalURL)
 			return hub.Run(ctx)
 		},
 	}

@@ -8,7 +8,7 @@ import { renderSignin, renderError, markSigninStarted, signinJustHappened } from
 import { renderOverview } from "./overview.js";
 import { renderCatalog } from "./catalog.js";
 import { renderProvider } from "./mount.js";
-import { parseRoute, href } from "./route.js";
+import { parseRoute, href, encodeWs } from "./route.js";
 
 const root = document.documentElement;
 const app = document.getElementById("app");
@@ -164,9 +164,9 @@ function render() {
   const ws = pickWorkspace(route);
   if (route.ws !== ws.path) {
     // Always name the workspace in the URL, so the page is bookmarkable.
-    const u = new URL(window.location.href);
-    u.searchParams.set("ws", ws.path);
-    history.replaceState(null, "", u.pathname + u.search + u.hash);
+    // Keep the rest of the query byte for byte: it is the deep link's.
+    const rest = window.location.search.replace(/^\?/, "").split("&").filter((kv) => kv && !kv.startsWith("ws=")).join("&");
+    history.replaceState(null, "", `${window.location.pathname}?${rest ? rest + "&" : ""}ws=${encodeWs(ws.path)}${window.location.hash}`);
     route.ws = ws.path;
   }
   document.cookie = `${WS_COOKIE}=${ws.path}; Path=/; Secure; SameSite=Strict; Max-Age=31536000`;

@@ -57,8 +57,8 @@ export function renderOverview(main, ctx, signal) {
       const phase = (w.status && w.status.phase) || "Pending";
       return h("tr", { testid: "ws-child", dataset: { wsName: name } },
         h("td", {}, h("a", { href: href("/ui/", path), "data-nav": true }, name)),
-        h("td", {}, h("span", { class: `pill ${phase === "Ready" ? "ok" : phase === "Terminating" ? "bad" : "wait"}`, testid: "ws-child-phase" }, phase)),
-        h("td", { class: "muted" }, ago(w.metadata.creationTimestamp)),
+        h("td", { "data-label": "Phase" }, h("span", { class: `pill ${phase === "Ready" ? "ok" : phase === "Terminating" ? "bad" : "wait"}`, testid: "ws-child-phase" }, phase)),
+        h("td", { class: "muted", "data-label": "Created" }, ago(w.metadata.creationTimestamp)),
         h("td", { class: "actions" }, mayDelete && phase !== "Terminating" ? h("button", {
           class: "btn ghost danger", type: "button", testid: "ws-child-delete", "aria-label": `Delete ${name}`,
           onclick: () => deleteDialog.open(name),
@@ -95,7 +95,7 @@ function fact(k, v) {
 
 function buildCreateDialog(ctx, ws) {
   const name = h("input", { id: "ws-name", name: "name", required: true, testid: "ws-create-name", autocomplete: "off",
-    pattern: "[a-z0-9]([-a-z0-9]*[a-z0-9])?", maxlength: 63, placeholder: "team-a", spellcheck: "false" });
+    pattern: "[a-z0-9]([\\-a-z0-9]*[a-z0-9])?", maxlength: 63, placeholder: "team-a", spellcheck: "false" });
   const enter = h("input", { id: "ws-enter", type: "checkbox", checked: true });
   const err = h("p", { class: "form-error", testid: "ws-create-error", role: "alert", hidden: true });
   const submit = h("button", { class: "btn primary", type: "submit", testid: "ws-create-submit" }, "Create");

@@ -18,6 +18,11 @@ export function parseRoute(loc = window.location) {
 // href builds a portal URL for page in workspace ws.
 export function href(path, ws, extra = "") {
   const sep = path.includes("?") ? "&" : "?";
-  return `${path}${sep}ws=${encodeURIComponent(ws)}${extra}`;
+  return `${path}${sep}ws=${encodeWs(ws)}${extra}`;
 }
 
+
+// encodeWs escapes a workspace path for a query, keeping ":" readable.
+export function encodeWs(ws) {
+  return encodeURIComponent(ws).replace(/%3A/gi, ":");
+}
