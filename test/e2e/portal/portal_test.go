@@ -196,6 +196,23 @@ func TestPortal(t *testing.T) {
 		t.Fatalf("the signed-out session cookie, replayed, gets %d from /api/whoami, want 401", code)
 	}
 	b.shot("signed-out")
+
+	t.Run("a 401 right after a sign-in shows the error page, not a loop", func(t *testing.T) {
+		b := b.in(t)
+		// Start signing in, give up at the IdP, and come back: the shell
+		// sees a 401 on a sign-in it just started and must stop there.
+		b.do("start signing in", chromedp.Click(tid("signin-oidc")), chromedp.WaitVisible(`input[name=username]`))
+		b.do("come back without signing in", chromedp.Navigate(hub+deep))
+		b.waitState("error")
+		b.do("the error page offers a retry", chromedp.WaitVisible(tid("error-page")), chromedp.WaitVisible(tid("error-retry")))
+		if msg := b.text(tid("error-message")); msg == "" {
+			t.Error("the error page has no message")
+		}
+		if got := b.location(); got != hub+deep {
+			t.Errorf("the error page moved the URL to %s, want it to stay at %s", got, hub+deep)
+		}
+		b.shot("error-page")
+	})
 }
 
 // cookieValue is the browser's cookie name for the hub, "" if none.
