@@ -166,6 +166,10 @@ func TestPortal(t *testing.T) {
 		b.shot("hello-subroute")
 	})
 
+	t.Run("narrow screen and dark mode", func(t *testing.T) {
+		checkNarrowAndDark(t, b.in(t), hub, child)
+	})
+
 	t.Run("hostile provider finds nothing", func(t *testing.T) {
 		checkProbe(t, b.in(t), env, who, child, canaries)
 	})

@@ -1,0 +1,60 @@
+package portal
+
+import (
+	"context"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+)
+
+// checkNarrowAndDark looks at the overview, the catalog and hello's page
+// on a phone-sized screen and in dark mode. On the narrow screen the page
+// must not scroll sideways: everything must be reachable by scrolling
+// down, as the issue asks ("usable on a narrow screen").
+func checkNarrowAndDark(t *testing.T, b *browser, hub, ws string) {
+	pages := []struct{ name, path string }{
+		{"overview", "/ui/"},
+		{"catalog", "/ui/catalog"},
+		{"hello", "/ui/providers/hello/"},
+	}
+	q := "?ws=" + url.QueryEscape(ws)
+	b.do("phone-sized screen", chromedp.EmulateViewport(390, 844))
+	for _, p := range pages {
+		b.do("open "+p.name, chromedp.Navigate(hub+p.path+q))
+		b.waitState("ready")
+		b.do("wait for the page", chromedp.WaitVisible(`main`), chromedp.Sleep(500*time.Millisecond))
+		if over := eval[int](b, `document.documentElement.scrollWidth - document.documentElement.clientWidth`); over > 0 {
+			t.Errorf("on a 390 px screen %s is %d px wider than the window (the page scrolls sideways)", p.path, over)
+		}
+		b.shot("narrow-" + p.name)
+	}
+	b.do("desktop screen", chromedp.EmulateViewport(1280, 860))
+	setColorScheme(t, b, "dark")
+	defer setColorScheme(t, b, "")
+	for _, p := range pages {
+		b.do("open "+p.name, chromedp.Navigate(hub+p.path+q))
+		b.waitState("ready")
+		b.do("wait for the page", chromedp.WaitVisible(`main`), chromedp.Sleep(500*time.Millisecond))
+		if !eval[bool](b, `matchMedia("(prefers-color-scheme: dark)").matches`) {
+			t.Fatal("dark mode emulation did not take")
+		}
+		b.shot("dark-" + p.name)
+	}
+}
+
+// setColorScheme emulates prefers-color-scheme ("" resets it).
+func setColorScheme(t *testing.T, b *browser, scheme string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	defer cancel()
+	params := emulation.SetEmulatedMediaParams{}
+	if scheme != "" {
+		params.Features = []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}
+	}
+	if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, params); err != nil {
+		t.Fatalf("emulating prefers-color-scheme %q: %v", scheme, err)
+	}
+}
