@@ -1,7 +1,10 @@
 // Package testutil holds the few helpers every process-driving test needs:
-// a buffer a child process may write while the test reads it, and the
-// tail of a log for failure messages. It imports nothing from the hub, so
-// any test package (and test fixtures such as test/sshd) may use it.
+// a buffer a child process may write while the test reads it, the tail of
+// a log for failure messages, the binaries `make build` made (Binary) or a
+// test-only program built once (Build), and one running wharf-hub
+// (StartHub) for test packages outside test/e2e/hub. It imports nothing
+// from the hub (it starts the binary), so any test package and fixture
+// (such as test/sshd) may use it.
 package testutil
 
 import (
