@@ -15,6 +15,14 @@
 //	wharf ssh-proxy web-1                             # ssh ProxyCommand
 //	wharf ssh-config web-1 [--known-hosts]            # ~/.ssh/config block
 //
+//	wharf ws [use <path|name|id|..|-|~>] | tree | create <name> [--enter] | delete <name>
+//
+// The ws commands rewrite the current context's /clusters/<workspace>, as
+// kcp's kubectl ws does, keeping the previous one in the "wharf-previous"
+// context; a workspace is used only after its discovery answered the
+// caller, and a missing one and one the caller may not access are refused
+// with one message (errNoWorkspace), as the hub answers both alike.
+//
 // The edge commands act in the current kubeconfig context (--kubeconfig,
 // --context) and its workspace, or -w <workspace>, which swaps the
 // context server's /clusters/<workspace> path.
