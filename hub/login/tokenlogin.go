@@ -14,7 +14,10 @@ import (
 // URL. Unauthenticated by design; it holds nothing secret (the client id
 // is public: the CLI is a public client).
 type wellKnown struct {
-	HubURL     string         `json:"hubURL"`
+	HubURL string `json:"hubURL"`
+	// CA is the PEM of the hub's serving CA: public, the trust anchor
+	// that join bundles pin (the portal's edges page builds them).
+	CA         string         `json:"ca,omitempty"`
 	OIDC       *wellKnownOIDC `json:"oidc,omitempty"`
 	TokenLogin bool           `json:"tokenLogin"`
 }
@@ -31,7 +34,7 @@ func (l *Login) wellKnown(w http.ResponseWriter, r *http.Request) {
 		methodNotAllowed(w, "GET")
 		return
 	}
-	doc := wellKnown{HubURL: strings.TrimSuffix(l.cfg.ExternalURL, "/"), TokenLogin: l.tokenLoginEnabled()}
+	doc := wellKnown{HubURL: strings.TrimSuffix(l.cfg.ExternalURL, "/"), CA: string(l.cfg.CAData), TokenLogin: l.tokenLoginEnabled()}
 	if o := l.cfg.OIDC; o != nil {
 		client := o.CLIClientID
 		if client == "" {

@@ -89,6 +89,7 @@ func (p *Provider) Manifest() sdk.Manifest {
 		PublicPaths:     []string{protocol.PublicPrefix},
 		EdgeProxyAccess: false,
 		CRDs:            [][]byte{crdYAML},
+		UI:              uiFiles(),
 		Backend:         p.buildHandler(),
 	}
 }
