@@ -32,14 +32,26 @@ type browser struct {
 	console []string
 }
 
-// newBrowser starts chromium with a fresh profile that trusts only the
-// given servers' certificates (each read over TLS verified with its CA).
+// pin is a server chromium must trust: its URL and the CA that verifies it.
+type pin struct{ url, caFile string }
+
+// newBrowser is newBrowserFor the hub and the IdP of env.
 func newBrowser(t *testing.T, env *portalEnv) *browser {
+	t.Helper()
+	return newBrowserFor(t, []pin{{env.hub.URL, env.hub.CAFile}, {env.idp.URL, env.idp.CAFile}})
+}
+
+// newBrowserFor starts chromium with a fresh profile that trusts only the
+// given servers' certificates (each read over TLS verified with its CA).
+func newBrowserFor(t *testing.T, servers []pin) *browser {
 	t.Helper()
 	if _, err := os.Stat(chromiumPath); err != nil {
 		t.Fatalf("chromium is not installed at %s (.ci/run installs it): %v", chromiumPath, err)
 	}
-	pins := []string{spkiHash(t, env.hub.URL, env.hub.CAFile), spkiHash(t, env.idp.URL, env.idp.CAFile)}
+	var pins []string
+	for _, s := range servers {
+		pins = append(pins, spkiHash(t, s.url, s.caFile))
+	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromiumPath),
 		chromedp.UserDataDir(t.TempDir()),
