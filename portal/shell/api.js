@@ -145,10 +145,12 @@ export async function watch(path, { signal, onSync, onState, fetcher = hubFetch 
 // anywhere on the hub (a provider script could read with plain fetch
 // anyway); state-changing requests only to the provider's own backend
 // and, in the current workspace, to the API groups it owns.
+// groups() returns the provider's API groups now (the catalog is live,
+// and may arrive after the element is mounted).
 export function providerAPI(name, workspace, groups) {
   const backend = `/services/providers/${name}/`;
-  const apiPrefixes = groups.map((g) => `/clusters/${workspace}/apis/${g}/`);
   const pfetch = (path, init = {}) => {
+    const apiPrefixes = groups().map((g) => `/clusters/${workspace}/apis/${g}/`);
     const u = sameOriginPath(path);
     if (!u) return Promise.reject(new TypeError("api.fetch: only this hub's paths"));
     const method = String(init.method || "GET").toUpperCase();
