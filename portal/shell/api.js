@@ -1,7 +1,8 @@
 // The shell's only door to the hub. Threat model (see portal/doc.go):
 // provider scripts run in this origin, after this module. So this module
-//   - takes the browser's fetch, Headers and friends once, at load, before
-//     any provider script can replace them with spies;
+//   - takes the browser's fetch and the helpers it needs once, at load,
+//     before any provider script can replace them with spies, and hands
+//     fetch null-prototype options and header records only (see record);
 //   - keeps the CSRF token in this module's closure only: read from the
 //     shell document's <meta> (the hub writes it there on top-level
 //     navigations only) and removed from the DOM at once; never stored,
@@ -11,12 +12,27 @@
 //     groups, so a provider script cannot, for example, delete a
 //     workspace in the user's name.
 const nativeFetch = window.fetch.bind(window);
-const NativeHeaders = window.Headers;
 const NativeURL = window.URL;
 const NativeTextDecoder = window.TextDecoder;
-const headersSet = NativeHeaders.prototype.set;
-const headersDelete = NativeHeaders.prototype.delete;
+const createObject = Object.create;
+const objectEntries = Object.entries;
+const arrayFrom = Array.from;
 const origin = window.location.origin;
+
+// record builds a header record the browser reads with internal
+// operations only: a null-prototype object with own data properties (no
+// Headers object, whose iterator a provider could patch, and no prototype
+// whose getters it could plant).
+function record(h) {
+  const out = createObject(null);
+  if (!h) return out;
+  const pairs = typeof h[Symbol.iterator] === "function" ? arrayFrom(h) : objectEntries(h);
+  for (const [k, v] of pairs) {
+    const name = `${k}`.toLowerCase();
+    if (name !== "x-wharf-csrf") out[name] = `${v}`;
+  }
+  return out;
+}
 
 let csrf = "";
 {
@@ -47,14 +63,22 @@ function sameOriginPath(p) {
 export function hubFetch(path, init = {}) {
   const u = sameOriginPath(path);
   if (!u) return Promise.reject(new TypeError("the portal talks to its own hub only"));
-  const method = String(init.method || "GET").toUpperCase();
-  const headers = new NativeHeaders(init.headers || {});
-  headersDelete.call(headers, "X-Wharf-CSRF");
-  if (!safe(method) && csrf) headersSet.call(headers, "X-Wharf-CSRF", csrf);
-  return nativeFetch(u.href, {
-    method, headers, body: init.body, signal: init.signal,
-    credentials: "same-origin", redirect: "manual", cache: "no-store",
-  });
+  const method = `${init.method || "GET"}`.toUpperCase();
+  const headers = record(init.headers);
+  if (!safe(method) && csrf) headers["x-wharf-csrf"] = csrf;
+  // A null-prototype init as well: fetch reads options this code does not
+  // set (mode, referrer, …) with [[Get]], which would otherwise reach
+  // getters a provider planted on Object.prototype, with this init (and
+  // its headers) as their receiver.
+  const req = createObject(null);
+  req.method = method;
+  req.headers = headers;
+  if (init.body !== undefined) req.body = init.body;
+  if (init.signal) req.signal = init.signal;
+  req.credentials = "same-origin";
+  req.redirect = "manual";
+  req.cache = "no-store";
+  return nativeFetch(u.href, req);
 }
 
 // HubError carries a Kubernetes Status message as is.
@@ -69,12 +93,12 @@ export class HubError extends Error {
 // json calls the hub and decodes JSON; a non-2xx answer becomes a
 // HubError with the Status message the hub sent.
 export async function json(path, init = {}) {
-  const headers = new NativeHeaders(init.headers || {});
-  headersSet.call(headers, "Accept", "application/json");
+  const headers = record(init.headers);
+  headers.accept = "application/json";
   let body = init.body;
   if (body !== undefined && typeof body !== "string") {
     body = JSON.stringify(body);
-    headersSet.call(headers, "Content-Type", "application/json");
+    headers["content-type"] = "application/json";
   }
   const r = await hubFetch(path, { ...init, headers, body });
   const text = await r.text();
@@ -145,21 +169,23 @@ export async function watch(path, { signal, onSync, onState, fetcher = hubFetch 
 // anywhere on the hub (a provider script could read with plain fetch
 // anyway); state-changing requests only to the provider's own backend
 // and, in the current workspace, to the API groups it owns.
+// groups() returns the provider's API groups now (the catalog is live,
+// and may arrive after the element is mounted).
 export function providerAPI(name, workspace, groups) {
   const backend = `/services/providers/${name}/`;
-  const apiPrefixes = groups.map((g) => `/clusters/${workspace}/apis/${g}/`);
   const pfetch = (path, init = {}) => {
+    const apiPrefixes = groups().map((g) => `/clusters/${workspace}/apis/${g}/`);
     const u = sameOriginPath(path);
     if (!u) return Promise.reject(new TypeError("api.fetch: only this hub's paths"));
-    const method = String(init.method || "GET").toUpperCase();
+    const method = `${init.method || "GET"}`.toUpperCase();
     const p = u.pathname;
     const mine = p.startsWith(backend) || apiPrefixes.some((a) => p.startsWith(a));
     if (!safe(method) && !mine) {
       return Promise.reject(new TypeError(`api.fetch: ${method} ${p} is outside ${name}'s backend and API groups`));
     }
-    const headers = new NativeHeaders(init.headers || {});
-    if (p.startsWith(backend)) headersSet.call(headers, "X-Wharf-Workspace", workspace);
-    return hubFetch(u.pathname + u.search, { ...init, method, headers });
+    const headers = record(init.headers);
+    if (p.startsWith(backend)) headers["x-wharf-workspace"] = workspace;
+    return hubFetch(u.pathname + u.search, { method, headers, body: init.body, signal: init.signal });
   };
   return Object.freeze({
     fetch: pfetch,

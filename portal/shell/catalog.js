@@ -57,7 +57,7 @@ export function renderCatalog(main, ctx, signal) {
           r.since ? h("div", { class: "muted small" }, ago(r.since)) : null),
         h("td", { testid: "catalog-restarts", class: "num", "data-label": "Restarts" }, String(st.restartCount || 0)),
         h("td", { testid: "catalog-replica", "data-label": "Hub replica" }, st.hubReplica || "—"),
-        h("td", { "data-label": `In ${ws}` }, h("span", { class: `pill ${binding ? "ok" : "off"}`, testid: "catalog-enabled" }, binding ? "Enabled" : "Not enabled")),
+        h("td", { "data-label": "This workspace" }, h("span", { class: `pill ${binding ? "ok" : "off"}`, testid: "catalog-enabled" }, binding ? "Enabled" : "Not enabled")),
         h("td", { class: "actions" },
           binding && hasUI ? h("a", { class: "btn ghost", href: href(`/ui/providers/${name}/`, ws), "data-nav": true, testid: "catalog-open" }, "Open") : null,
           action));
@@ -92,7 +92,7 @@ export function renderCatalog(main, ctx, signal) {
     banner,
     h("section", { class: "card" }, h("div", { class: "table-wrap" }, h("table", { class: "table", testid: "catalog-table" },
       h("thead", {}, h("tr", {}, h("th", {}, "Provider"), h("th", {}, "Version"), h("th", {}, "Health"), h("th", { class: "num" }, "Restarts"),
-        h("th", {}, "Hub replica"), h("th", {}, `In ${ws}`), h("th", { class: "actions" }, h("span", { class: "sr-only" }, "Actions")))),
+        h("th", {}, "Hub replica"), h("th", { title: ws }, "This workspace"), h("th", { class: "actions" }, h("span", { class: "sr-only" }, "Actions")))),
       body))));
   ctx.onChange.add(draw);
   draw();

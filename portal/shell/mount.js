@@ -28,7 +28,6 @@ export function renderProvider(main, ctx, signal) {
   const name = ctx.route.provider;
   const tag = `wharf-provider-${name}`;
   const ws = ctx.ws;
-  const entry = ctx.catalog.find((e) => e.metadata.name === name);
   const basePath = `/ui/providers/${name}`;
   const contextFor = () => Object.freeze({
     user: ctx.session.user,
@@ -49,10 +48,15 @@ export function renderProvider(main, ctx, signal) {
   const status = h("p", { class: "muted loading" }, `Loading ${name}…`);
   const panel = h("section", { class: "provider-panel", testid: "provider-panel", dataset: { provider: name, wsPath: ws.path },
     "aria-label": `${name} provider` }, status);
-  const title = (entry && entry.spec && entry.spec.displayName) || name;
+  const titleOf = () => {
+    const e = ctx.catalog.find((x) => x.metadata.name === name);
+    return (e && e.spec && e.spec.displayName) || name;
+  };
+  const title = h("h1", {}, titleOf());
+  ctx.onChange.add(() => { title.textContent = titleOf(); });
   replace(main,
     h("div", { class: "page-head" },
-      h("div", {}, h("p", { class: "eyebrow" }, `Provider in ${ws.path}`), h("h1", {}, title))),
+      h("div", {}, h("p", { class: "eyebrow" }, `Provider in ${ws.path}`), title)),
     panel);
   current = { name, ws: ws.path, el: null };
   const mine = current;
@@ -74,10 +78,13 @@ export function renderProvider(main, ctx, signal) {
   }).then(() => defined).then(() => {
     clearTimeout(timer);
     if (signal.aborted) return;
-    const groups = ((entry && entry.spec && entry.spec.apis) || []).map((a) => a.group).filter(Boolean);
+    const groups = () => {
+      const e = ctx.catalog.find((x) => x.metadata.name === name);
+      return [...new Set(((e && e.spec && e.spec.apis) || []).map((a) => a.group).filter(Boolean))];
+    };
     const el = document.createElement(tag);
     el.context = contextFor();
-    el.api = providerAPI(name, ws.path, [...new Set(groups)]);
+    el.api = providerAPI(name, ws.path, groups);
     el.addEventListener("wharf-navigate", (e) => {
       const p = e.detail && typeof e.detail.path === "string" ? e.detail.path : "/";
       if (!p.startsWith("/") || p.startsWith("//")) return;

@@ -22,14 +22,22 @@ export function renderOverview(main, ctx, signal) {
   const deleteDialog = buildDeleteDialog(ctx, ws);
   const openCreate = () => createDialog.open();
 
+  if (!known && !ctx.whoami.truncated) {
+    // Nothing below would load; say so once, and offer a way back.
+    const home = ctx.whoami.home || ctx.whoami.workspaces[0];
+    replace(main,
+      h("div", { class: "page-head" }, h("div", {}, h("p", { class: "eyebrow" }, "Workspace"), h("h1", { testid: "ws-current" }, ws.path))),
+      h("div", { class: "banner error", role: "alert", testid: "ws-missing" },
+        `Workspace ${ws.path} does not exist or you have no access to it. `,
+        home ? h("a", { href: href("/ui/", home.path), "data-nav": true }, `Go to ${home.path}`) : null));
+    return;
+  }
   replace(main,
     h("div", { class: "page-head" },
       h("div", {},
         h("p", { class: "eyebrow" }, "Workspace"),
         h("h1", { testid: "ws-current" }, ws.path)),
       createBtn),
-    !known && !ctx.whoami.truncated ? h("p", { class: "banner error", role: "alert", testid: "ws-missing" },
-      `Workspace ${ws.path} does not exist or you have no access to it.`) : null,
     h("dl", { class: "facts card" },
       fact("Path", h("code", {}, ws.path)),
       fact("Logical cluster", h("code", { testid: "ws-cluster" }, ws.cluster || "—")),
@@ -84,7 +92,11 @@ export function renderOverview(main, ctx, signal) {
       }
     },
     onState: (_open, err) => {
-      if (err) { listError.textContent = err.message; listError.hidden = false; }
+      if (err) {
+        listError.textContent = err.message;
+        listError.hidden = false;
+        if (!children.length) replace(childrenBody, h("tr", {}, h("td", { colspan: 4, class: "muted" }, "—")));
+      }
     },
   });
 }

@@ -22,7 +22,7 @@ const css = sheet(`
   .Disconnected, .no { color: var(--bad, #b42318); background: var(--bad-bg, #fee4e2); }
   .Pending { color: var(--wait, #b54708); background: var(--wait-bg, #fef0c7); }
   .muted { color: var(--muted, #667085); }
-  pre { background: var(--code, #f2f4f7); padding: 10px 12px; border-radius: 8px; overflow-x: auto; margin: 6px 0 0; font-size: 12.5px; white-space: pre-wrap; word-break: break-all; }
+  pre { background: var(--code, #f2f4f7); padding: 10px 12px; border-radius: 8px; overflow: auto; max-height: 7.5em; margin: 6px 0 0; font-size: 12.5px; white-space: pre-wrap; word-break: break-all; }
   button { font: inherit; font-size: 13.5px; font-weight: 600; padding: 6px 12px; border-radius: 8px; border: 1px solid var(--line, #e4e7ec); background: var(--panel, #fff); color: var(--text, #1b2230); cursor: pointer; }
   button.primary { background: var(--accent, #2f6feb); border-color: var(--accent, #2f6feb); color: var(--accent-fg, #fff); }
   button:focus-visible, input:focus-visible, select:focus-visible { outline: 2px solid var(--accent, #2f6feb); outline-offset: 1px; }
@@ -99,7 +99,7 @@ class EdgesProvider extends ProviderElement {
     const name = el("input", { name: "name", required: true, placeholder: "edge name", pattern: "[a-z0-9]([\\-a-z0-9]*[a-z0-9])?", "aria-label": "Edge name", testid: "edge-create-name" });
     const type = el("select", { name: "type", "aria-label": "Edge type", testid: "edge-create-type" },
       el("option", { value: "kubernetes" }, "Kubernetes cluster"), el("option", { value: "server" }, "Server (SSH)"));
-    const form = el("form", { onsubmit: (e) => { e.preventDefault(); this.create(name.value.trim(), type.value).then(() => { name.value = ""; }); } },
+    const form = el("form", { onsubmit: (e) => { e.preventDefault(); this.create(name.value.trim(), type.value).then(() => { name.value = ""; }, () => {}); } },
       name, type, el("button", { class: "primary", type: "submit", testid: "edge-create-submit" }, "New edge"));
     this.shadowRoot.replaceChildren(
       el("section", { class: "card" },
@@ -127,14 +127,19 @@ class EdgesProvider extends ProviderElement {
 
   async create(name, type) {
     this.showError("");
-    const r = await this.api.fetch(this.list, {
-      method: "POST", headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ apiVersion: `${GROUP}/v1alpha1`, kind: "Edge", metadata: { name }, spec: { type } }),
-    });
-    if (!r.ok) {
-      const s = await r.json().catch(() => ({}));
-      this.showError(s.message || `${r.status}`);
-      throw new Error(s.message);
+    try {
+      const r = await this.api.fetch(this.list, {
+        method: "POST", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ apiVersion: `${GROUP}/v1alpha1`, kind: "Edge", metadata: { name }, spec: { type } }),
+      });
+      if (!r.ok) {
+        const s = await r.json().catch(() => ({}));
+        throw new Error(s.message || `${r.status}`);
+      }
+    } catch (e) {
+      // RBAC and validation messages as the hub wrote them.
+      this.showError(`Could not create ${name}: ${e.message}`);
+      throw e;
     }
     await this.join(name, type);
   }
