@@ -62,3 +62,28 @@ func setColorScheme(t *testing.T, b *browser, scheme string) {
 		t.Fatalf("emulating prefers-color-scheme %q: %v", scheme, err)
 	}
 }
+
+// checkKeyboard reaches the catalog from the overview with Tab and Enter
+// alone: the first Tab stop is the skip link, and the sidebar's links are
+// in the tab order.
+func checkKeyboard(t *testing.T, b *browser, hub, ws string) {
+	b.do("open the overview", chromedp.Navigate(hub+"/ui/?ws="+url.QueryEscape(ws)))
+	b.waitState("ready")
+	b.do("wait for the page", chromedp.WaitVisible(tid("ws-current")))
+	var focused []string
+	for i := 0; i < 25; i++ {
+		b.do("press Tab", chromedp.KeyEvent("\t"))
+		id := eval[string](b, `(() => { const a = document.activeElement; return a ? (a.dataset.testid || a.className || a.tagName) : ""; })()`)
+		focused = append(focused, id)
+		if id == "nav-catalog" {
+			b.shot("keyboard-focus")
+			b.do("press Enter", chromedp.KeyEvent("\r"))
+			b.do("the catalog opened", chromedp.WaitVisible(tid("catalog-table")))
+			if len(focused) == 0 || focused[0] != "skip" {
+				t.Errorf("the first Tab stop is %q, want the skip link", focused[0])
+			}
+			return
+		}
+	}
+	t.Fatalf("25 Tabs never reached the catalog link; focus went %v", focused)
+}

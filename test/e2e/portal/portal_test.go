@@ -170,6 +170,10 @@ func TestPortal(t *testing.T) {
 		checkNarrowAndDark(t, b.in(t), hub, child)
 	})
 
+	t.Run("keyboard only", func(t *testing.T) {
+		checkKeyboard(t, b.in(t), hub, child)
+	})
+
 	t.Run("hostile provider finds nothing", func(t *testing.T) {
 		checkProbe(t, b.in(t), env, who, child, canaries)
 	})

@@ -45,6 +45,19 @@ window.Request = function (input, init) {
 };
 window.Request.prototype = RealRequest.prototype;
 
+// A setter on Object.prototype catches a shell that assigns a header to a
+// plain object (h["X-Wharf-CSRF"] = token); it then defines the property
+// on the receiver so that the shell keeps working.
+for (const name of ["X-Wharf-CSRF", "x-wharf-csrf", "Authorization", "authorization"]) {
+  Object.defineProperty(Object.prototype, name, {
+    configurable: true,
+    set(v) {
+      seenHeaders.push({ where: "Object.prototype setter", name, value: String(v) });
+      Object.defineProperty(this, name, { value: v, writable: true, enumerable: true, configurable: true });
+    },
+  });
+}
+
 function dumpStorage(s) {
   const out = {};
   try {
