@@ -150,7 +150,7 @@ function startWatches() {
   });
   watch(`/clusters/${ctx.ws.path}/apis/providers.wharf.dev/v1alpha1/providerbindings`, {
     signal,
-    onSync: (items) => { ctx.bindings = items; ctx.bindingsError = null; changed(); },
+    onSync: (items) => { ctx.bindings = items; ctx.bindingsSynced = true; ctx.bindingsError = null; changed(); },
     onState: (_open, err) => { if (err) { ctx.bindingsError = err.message; changed(); } },
   });
 }
@@ -173,7 +173,7 @@ function render() {
   const wsChanged = !ctx.ws || ctx.ws.path !== ws.path;
   ctx.ws = ws;
   ctx.route = route;
-  if (wsChanged) { ctx.bindings = []; }
+  if (wsChanged) { ctx.bindings = []; ctx.bindingsSynced = false; }
   if (!mainEl) renderChrome();
   startWatches();
   renderNav();

@@ -54,9 +54,20 @@ export function renderProvider(main, ctx, signal) {
   };
   const title = h("h1", {}, titleOf());
   ctx.onChange.add(() => { title.textContent = titleOf(); });
+  // Its UI loads anywhere, but its backend answers only where it is
+  // enabled: say so rather than let the element fail mysteriously.
+  const notice = h("p", { class: "banner info", testid: "provider-not-enabled", hidden: true },
+    `${name} is not enabled in ${ws.path}. `, h("a", { href: href("/ui/catalog", ws.path), "data-nav": true }, "Enable it in the catalog"));
+  const checkEnabled = () => {
+    const synced = ctx.bindingsSynced;
+    notice.hidden = !synced || ctx.bindings.some((b) => b.spec && b.spec.provider === name);
+  };
+  ctx.onChange.add(checkEnabled);
+  checkEnabled();
   replace(main,
     h("div", { class: "page-head" },
       h("div", {}, h("p", { class: "eyebrow" }, `Provider in ${ws.path}`), title)),
+    notice,
     panel);
   current = { name, ws: ws.path, el: null };
   const mine = current;
