@@ -238,8 +238,17 @@ function switcher() {
   paths.add(ctx.ws.path);
   const sel = h("select", { id: "ws-switcher", testid: "ws-switcher", class: "switcher",
     onchange: (e) => setWorkspace(e.target.value) },
-  [...paths].sort().map((p) => h("option", { value: p, selected: p === ctx.ws.path }, p)));
+  // A workspace's own name comes first: every path under a person's home
+  // shares a long prefix, and a select can only cut text at its end.
+  [...paths].sort().map((p) => h("option", { value: p, selected: p === ctx.ws.path, title: p }, optionLabel(p))));
   return sel;
+}
+
+// optionLabel is "name · parent path" for nested workspaces, the path itself
+// for a top-level one.
+function optionLabel(path) {
+  const i = path.lastIndexOf(":");
+  return i < 0 ? path : `${path.slice(i + 1)} · ${path.slice(0, i)}`;
 }
 
 // tree renders the accessible workspaces as a tree by path; ancestors the

@@ -17,6 +17,7 @@ const css = sheet(`
   th { text-align: left; font-size: 12px; text-transform: uppercase; letter-spacing: .04em; color: var(--muted, #667085); padding: 8px 20px; border-bottom: 1px solid var(--line, #e4e7ec); }
   td { padding: 12px 20px; border-bottom: 1px solid var(--line, #e4e7ec); vertical-align: top; }
   tr:last-child td { border-bottom: 0; }
+  td strong { white-space: nowrap; }
   .pill { display: inline-block; padding: 2px 10px; border-radius: 999px; font-size: 12.5px; font-weight: 600; }
   .Ready, .yes { color: var(--ok, #067647); background: var(--ok-bg, #dcfae6); }
   .Disconnected, .no { color: var(--bad, #b42318); background: var(--bad-bg, #fee4e2); }
