@@ -44,7 +44,7 @@ async function boot() {
   if (!session) {
     if (signinJustHappened()) {
       // A 401 right after signing in: say so, never loop back to the IdP.
-      return fatal("You signed in, but the hub did not accept the session. Your account may not be allowed here, or your browser refused the session cookie.");
+      return fatal("Signing in did not complete: the hub has no session for this browser. The sign-in may have been cancelled, your account may not be allowed here, or your browser refused the session cookie.");
     }
     let wk = { tokenLogin: false };
     try { wk = await json("/.well-known/wharf"); } catch { /* show what we can */ }
