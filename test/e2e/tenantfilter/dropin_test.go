@@ -30,7 +30,7 @@ func TestDropIn(t *testing.T) {
 	fx.ApplyYAML(t, capsuleTenant(wind, "alice")+"---\n"+capsuleTenant(solar, "bob"))
 	windT, solarT := getTenant(t, wind), getTenant(t, solar)
 	w1, w2 := wind+"-prod", wind+"-dev"
-	s1 := solar+"-prod"
+	s1 := solar + "-prod"
 	createTenantNamespace(t, windT, w1, linkCapsule)
 	createTenantNamespace(t, windT, w2, linkProject)
 	createTenantNamespace(t, solarT, s1, linkCapsule)
