@@ -188,7 +188,14 @@ func (a *Authenticator) Authenticate(r *http.Request) (core.Caller, error) {
 		return core.Caller{}, unauthorized()
 	}
 	u := resp.User
-	c := core.Caller{User: u.GetName(), UID: u.GetUID(), Groups: slices.Clone(u.GetGroups()), Extra: u.GetExtra()}
+	c := core.Caller{User: u.GetName(), UID: u.GetUID(), Extra: u.GetExtra()}
+	for _, g := range u.GetGroups() {
+		// An empty group name (a static token file with an empty groups
+		// column yields one) names nobody; forwarding it is noise.
+		if g != "" {
+			c.Groups = append(c.Groups, g)
+		}
+	}
 	// kube-apiserver adds this group to every authenticated user; a
 	// TokenReview already carries it, a certificate does not.
 	c.Groups = appendMissing(c.Groups, user.AllAuthenticated)
@@ -244,4 +251,3 @@ func (a *Authenticator) Handler(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r.WithContext(core.WithCaller(r.Context(), c)))
 	})
 }
-
