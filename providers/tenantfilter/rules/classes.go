@@ -52,10 +52,9 @@ func (s *Snapshot) tenantMatcher(t *Tenant, kind string) func(Object) bool {
 	case PriorityClasses:
 		return allowedMatcher(t.PriorityClasses, true)
 	case RuntimeClasses:
-		// Capsule's runtime classes have no default.
-		return allowedMatcher(t.RuntimeClasses, false)
+		return allowedMatcher(t.RuntimeClasses, true)
 	case PersistentVolumes:
-		nss := s.Namespaces[t.Name]
+		nss := s.namespacesOf(t.Name)
 		return func(o Object) bool { return o.ClaimNamespace != "" && slices.Contains(nss, o.ClaimNamespace) }
 	}
 	return func(Object) bool { return false }

@@ -35,8 +35,11 @@ type normalized []requirement
 
 // normalize converts a LabelSelector; an invalid one is an error (the rule
 // then grants nothing).
-func normalize(ls metav1.LabelSelector) (normalized, error) {
-	sel, err := metav1.LabelSelectorAsSelector(&ls)
+func normalize(ls *metav1.LabelSelector) (normalized, error) {
+	if ls == nil {
+		return nil, errors.New("selector is required")
+	}
+	sel, err := metav1.LabelSelectorAsSelector(ls)
 	if err != nil {
 		return nil, fmt.Errorf("invalid selector: %w", err)
 	}

@@ -46,7 +46,7 @@ func TestCombine(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var norms []normalized
 			for _, s := range tt.sels {
-				n, err := normalize(s)
+				n, err := normalize(&s)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -74,7 +74,10 @@ func TestCombine(t *testing.T) {
 }
 
 func TestNormalizeRejectsInvalid(t *testing.T) {
-	_, err := normalize(metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{expr("a", "Bogus", "x")}})
+	if _, err := normalize(nil); err == nil {
+		t.Fatal("a missing selector must be an error")
+	}
+	_, err := normalize(&metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{expr("a", "Bogus", "x")}})
 	if err == nil {
 		t.Fatal("an invalid operator must be an error")
 	}

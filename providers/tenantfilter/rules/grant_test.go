@@ -4,7 +4,11 @@ import (
 	"errors"
 	"slices"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
+
+func ptr[T any](v T) *T { return &v }
 
 var (
 	nodesRes = Resource{Group: "", Version: "v1", Resource: "nodes", Verbs: []string{"get", "list", "watch", "update", "patch", "delete"}}
@@ -27,7 +31,7 @@ func globalRule(subj Subject, crs ...ClusterResource) GlobalProxySettings {
 }
 
 func nodeCR(ops []string, kv ...string) ClusterResource {
-	return ClusterResource{APIGroups: []string{""}, Resources: []string{"nodes"}, Operations: ops, Selector: ml(kv...)}
+	return ClusterResource{APIGroups: []string{""}, Resources: []string{"nodes"}, Operations: ops, Selector: ptr(ml(kv...))}
 }
 
 func obj(name string, kv ...string) Object {
@@ -93,11 +97,11 @@ func TestGlobalProxySettings(t *testing.T) {
 		{name: "partial selector match is no grant", cfg: gateOn, id: alice, global: []GlobalProxySettings{globalRule(aliceUser, nodeCR(nil, "pool", "b", "zone", "y"))}, res: nodesRes,
 			wantVerbs: []string{"get", "list"}, wantList: []string{}, getOK: map[string]bool{"n2": false}},
 		{name: "invalid operation grants nothing", cfg: gateOn, id: alice, global: []GlobalProxySettings{globalRule(aliceUser, nodeCR([]string{"Delete"}, "pool", "a"))}, res: nodesRes},
-		{name: "empty apiGroups grants nothing", cfg: gateOn, id: alice, global: []GlobalProxySettings{globalRule(aliceUser, ClusterResource{Resources: []string{"nodes"}, Selector: ml("pool", "a")})}, res: nodesRes},
-		{name: "wildcards", cfg: gateOn, id: alice, global: []GlobalProxySettings{globalRule(aliceUser, ClusterResource{APIGroups: []string{"storage.k8s.io/*"}, Resources: []string{"*"}})}, res: scRes,
+		{name: "empty apiGroups grants nothing", cfg: gateOn, id: alice, global: []GlobalProxySettings{globalRule(aliceUser, ClusterResource{Resources: []string{"nodes"}, Selector: ptr(ml("pool", "a"))})}, res: nodesRes},
+		{name: "wildcards", cfg: gateOn, id: alice, global: []GlobalProxySettings{globalRule(aliceUser, ClusterResource{APIGroups: []string{"storage.k8s.io/*"}, Resources: []string{"*"}, Selector: &metav1.LabelSelector{}})}, res: scRes,
 			wantVerbs: []string{"get", "list"}, wantList: []string{"n1", "n2", "n3"}},
-		{name: "namespaced never", cfg: gateOn, id: alice, global: []GlobalProxySettings{globalRule(aliceUser, ClusterResource{APIGroups: []string{"*"}, Resources: []string{"*"}})}, res: podsRes},
-		{name: "kind without get never", cfg: gateOn, id: alice, global: []GlobalProxySettings{globalRule(aliceUser, ClusterResource{APIGroups: []string{"*"}, Resources: []string{"*"}})},
+		{name: "namespaced never", cfg: gateOn, id: alice, global: []GlobalProxySettings{globalRule(aliceUser, ClusterResource{APIGroups: []string{"*"}, Resources: []string{"*"}, Selector: &metav1.LabelSelector{}})}, res: podsRes},
+		{name: "kind without get never", cfg: gateOn, id: alice, global: []GlobalProxySettings{globalRule(aliceUser, ClusterResource{APIGroups: []string{"*"}, Resources: []string{"*"}, Selector: &metav1.LabelSelector{}})},
 			res: Resource{Group: "authorization.k8s.io", Version: "v1", Resource: "selfsubjectaccessreviews", Verbs: []string{"create"}}},
 		{name: "non tenant user needs require-capsule-user=false", cfg: gateOn, id: carol, global: []GlobalProxySettings{globalRule(Subject{Kind: KindUser, Name: "carol"}, nodeCR(nil, "pool", "a"))}, res: nodesRes},
 		{name: "non tenant user allowed", cfg: Config{ProxyClusterScoped: true}, id: carol, global: []GlobalProxySettings{globalRule(Subject{Kind: KindUser, Name: "carol"}, nodeCR(nil, "pool", "a"))}, res: nodesRes,
@@ -156,10 +160,11 @@ func TestValidateGlobal(t *testing.T) {
 	}{
 		{"valid", nodeCR([]string{"List", "Get"}, "a", "b"), 0},
 		{"bad operation", nodeCR([]string{"Watch"}), 1},
-		{"empty groups", ClusterResource{Resources: []string{"nodes"}}, 1},
-		{"empty resources", ClusterResource{APIGroups: []string{""}}, 1},
-		{"kind without get", ClusterResource{APIGroups: []string{"example.com"}, Resources: []string{"widgets"}}, 1},
-		{"bad selector", ClusterResource{APIGroups: []string{""}, Resources: []string{"nodes"}, Selector: ml("bad key!", "x")}, 1},
+		{"empty groups", ClusterResource{Resources: []string{"nodes"}, Selector: ptr(ml())}, 1},
+		{"no selector", ClusterResource{APIGroups: []string{""}, Resources: []string{"nodes"}}, 1},
+		{"empty resources", ClusterResource{APIGroups: []string{""}, Selector: ptr(ml())}, 1},
+		{"kind without get", ClusterResource{APIGroups: []string{"example.com"}, Resources: []string{"widgets"}, Selector: ptr(ml())}, 1},
+		{"bad selector", ClusterResource{APIGroups: []string{""}, Resources: []string{"nodes"}, Selector: ptr(ml("bad key!", "x"))}, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

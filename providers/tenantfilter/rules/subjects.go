@@ -50,12 +50,32 @@ func (s *Snapshot) OwnedTenants(id Identity) []*Tenant {
 	return out
 }
 
-// tenantOf names the tenant owning namespace ns, if any.
+// tenantOf returns the tenant owning namespace ns, if any.
 func (s *Snapshot) tenantOf(ns string) (*Tenant, bool) {
+	if s.NamespaceTenant != nil {
+		name, ok := s.NamespaceTenant(ns)
+		if !ok {
+			return nil, false
+		}
+		for i := range s.Tenants {
+			if s.Tenants[i].Name == name {
+				return &s.Tenants[i], true
+			}
+		}
+		return nil, false
+	}
 	for i := range s.Tenants {
 		if slices.Contains(s.Namespaces[s.Tenants[i].Name], ns) {
 			return &s.Tenants[i], true
 		}
 	}
 	return nil, false
+}
+
+// namespacesOf lists a tenant's namespaces.
+func (s *Snapshot) namespacesOf(tenant string) []string {
+	if s.TenantNamespaces != nil {
+		return s.TenantNamespaces(tenant)
+	}
+	return s.Namespaces[tenant]
 }

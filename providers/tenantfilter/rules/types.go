@@ -37,8 +37,12 @@ type Snapshot struct {
 	Tenants       []Tenant
 	Global        []GlobalProxySettings
 	ProxySettings []ProxySetting
-	// Namespaces maps a tenant name to its namespaces.
-	Namespaces map[string][]string
+	// Namespaces maps a tenant name to its namespaces. TenantNamespaces
+	// and NamespaceTenant, when set, are used instead (the core answers
+	// them from its namespace index).
+	Namespaces       map[string][]string
+	TenantNamespaces func(tenant string) []string
+	NamespaceTenant  func(ns string) (string, bool)
 }
 
 // Subject names a User, Group or ServiceAccount. A ServiceAccount is named
@@ -97,7 +101,9 @@ type ClusterResource struct {
 	APIGroups  []string             `json:"apiGroups,omitempty"`
 	Resources  []string             `json:"resources,omitempty"`
 	Operations []string             `json:"operations,omitempty"`
-	Selector   metav1.LabelSelector `json:"selector,omitempty"`
+	// Selector is required: a nil selector makes the entry invalid (it
+	// grants nothing); an empty one selects every object.
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
 }
 
 // ProxySetting is a namespaced settings object.
