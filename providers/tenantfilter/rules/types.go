@@ -98,9 +98,9 @@ type GlobalRule struct {
 
 // ClusterResource is one clusterResources[] entry.
 type ClusterResource struct {
-	APIGroups  []string             `json:"apiGroups,omitempty"`
-	Resources  []string             `json:"resources,omitempty"`
-	Operations []string             `json:"operations,omitempty"`
+	APIGroups  []string `json:"apiGroups,omitempty"`
+	Resources  []string `json:"resources,omitempty"`
+	Operations []string `json:"operations,omitempty"`
 	// Selector is required: a nil selector makes the entry invalid (it
 	// grants nothing); an empty one selects every object.
 	Selector *metav1.LabelSelector `json:"selector,omitempty"`
