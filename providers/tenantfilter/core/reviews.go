@@ -2,6 +2,7 @@ package core
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -88,7 +89,7 @@ func writeReview(w http.ResponseWriter, r *http.Request, obj runtime.Object) {
 	}
 	si, ok := runtime.SerializerInfoForMediaType(clientgoscheme.Codecs.SupportedMediaTypes(), mediaType)
 	if !ok {
-		writeStatus(w, r, apierrors.NewNotAcceptableError([]string{runtime.ContentTypeJSON}))
+		writeStatus(w, r, fmt.Errorf("no serializer for %s", mediaType))
 		return
 	}
 	enc := clientgoscheme.Codecs.EncoderForVersion(si.Serializer, authorizationv1.SchemeGroupVersion)
