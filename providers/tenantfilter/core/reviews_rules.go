@@ -136,4 +136,3 @@ func (c *Core) providerRules(r *http.Request, caller Caller) []authorizationv1.R
 	}
 	return out
 }
-
