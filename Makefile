@@ -77,6 +77,7 @@ bench: build
 	$(GO) run ./test/bench/rbac -bin $(BIN)/wharf-hub
 	$(GO) test -tags rpbench -run='^$$' -bench=. -benchtime=1x -timeout=20m ./test/bench/resourceproxy
 	WHARF_BENCH_EDGES=1 $(GO) test -count=1 -run='^$$' -bench='^BenchmarkEdges$$' -benchtime=1x -timeout=15m ./test/bench/edges
+	WHARF_BENCH_TENANTFILTER=1 $(GO) test -count=1 -run='^$$' -bench='^BenchmarkTenantFilter$$' -benchtime=1x -timeout=30m ./test/bench/tenantfilter
 	$(MAKE) --no-print-directory bench-providers
 
 # bench-providers compares the hub's backend proxy with nginx and with no

@@ -189,3 +189,8 @@ func (n *notifier) handler() cache.ResourceEventHandler {
 		DeleteFunc: func(any) { n.notify() },
 	}
 }
+
+// Cache is the core's informer cache, for the front ends and the grants
+// engine (an additive accessor to the contract: readiness probes and tests
+// need to see what discovery found).
+func (c *Core) Cache() Cache { return c.cache }

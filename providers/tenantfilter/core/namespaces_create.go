@@ -13,9 +13,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/endpoints/request"
-	"sigs.k8s.io/yaml"
+	"k8s.io/client-go/kubernetes/scheme"
 
 	capsulev1beta2 "github.com/wharfhub/wharf/providers/tenantfilter/apis/capsule/v1beta2"
 )
@@ -123,28 +124,38 @@ func (c *Core) waitForNamespace(ctx context.Context, name string) {
 
 func isDryRun(q url.Values) bool { return len(q["dryRun"]) > 0 }
 
-// readObject decodes a JSON or YAML request body; other encodings are a 415
-// because the filter must read what it forwards.
+// readObject decodes a request body in any encoding kube-apiserver accepts
+// for built-in kinds (JSON, YAML, protobuf: client-go sends protobuf).
 func readObject(r *http.Request) (*unstructured.Unstructured, error) {
-	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	raw, err := io.ReadAll(io.LimitReader(r.Body, 3<<20))
 	if err != nil {
 		return nil, apierrors.NewBadRequest("cannot read the request body")
 	}
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	switch ct {
-	case "", "application/json":
-	case "application/yaml":
-		if raw, err = yaml.YAMLToJSON(raw); err != nil {
-			return nil, apierrors.NewBadRequest("the request body is not valid YAML")
-		}
+	case "", "application/json", "application/yaml", runtime.ContentTypeProtobuf:
 	default:
-		return nil, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType, Message: "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml"}}
+		return nil, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType,
+			Reason:  metav1.StatusReasonUnsupportedMediaType,
+			Message: "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf"}}
 	}
-	obj := &unstructured.Unstructured{}
-	if err := json.Unmarshal(raw, &obj.Object); err != nil || obj.Object == nil {
+	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(raw, nil, nil)
+	if err != nil {
+		return nil, apierrors.NewBadRequest("the request body is not a valid object: " + err.Error())
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
 		return nil, apierrors.NewBadRequest("the request body is not a valid object")
 	}
-	return obj, nil
+	u := &unstructured.Unstructured{Object: m}
+	if u.GetKind() == "" {
+		u.SetAPIVersion("v1")
+		u.SetKind("Namespace")
+	}
+	if u.GetKind() != "Namespace" {
+		return nil, apierrors.NewBadRequest("the request body is not a Namespace")
+	}
+	return u, nil
 }
 
 // mutateNamespace serves update, patch and delete of a namespace in a

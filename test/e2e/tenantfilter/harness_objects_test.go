@@ -1,6 +1,7 @@
 package tenantfilter
 
 import (
+	"sort"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -182,4 +183,20 @@ func createProxySetting(t testing.TB, ns, name string, subjects ...capsulev1beta
 
 func unstructuredSlice(obj map[string]any, fields ...string) ([]any, bool, error) {
 	return unstructured.NestedSlice(obj, fields...)
+}
+
+// nsObj is a bare namespace named name.
+func nsObj(name string) *corev1.Namespace {
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+}
+
+// sorted returns names sorted.
+func sorted(names ...string) []string {
+	out := append([]string(nil), names...)
+	sort.Strings(out)
+	return out
+}
+
+func fromUnstructured(m map[string]any, into any) error {
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(m, into)
 }

@@ -55,6 +55,31 @@ var testUsers = []kube.User{
 	{Name: "groupie", Groups: manyGroups(200)},
 }
 
+// Fresh tenant users, handed out once per package run by freshUser: the
+// fixture is shared, so a scenario that asserts "exactly these namespaces"
+// for alice would see other tests' tenants of alice; a fresh user owns
+// only what its test gives it.
+const freshUsers = 40
+
+func init() {
+	for i := range freshUsers {
+		testUsers = append(testUsers, kube.User{Name: fmt.Sprintf("user-%02d", i), Groups: []string{capsuleGroup}})
+	}
+}
+
+var freshSeq atomic.Int64
+
+// freshUser returns a tenant user (in the Capsule group) no other test of
+// this package run has used.
+func freshUser(t testing.TB) string {
+	t.Helper()
+	n := freshSeq.Add(1) - 1
+	if n >= freshUsers {
+		t.Fatalf("out of fresh users: raise freshUsers in harness_test.go")
+	}
+	return fmt.Sprintf("user-%02d", n)
+}
+
 func manyGroups(n int) []string {
 	g := []string{capsuleGroup}
 	for i := range n - 1 {
