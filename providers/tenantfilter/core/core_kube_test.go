@@ -305,3 +305,5 @@ func (f *filter) dynamic(t *testing.T, user string, groups ...string) dynamic.In
 	}
 	return d
 }
+
+func toU(m map[string]any) *unstructured.Unstructured { return &unstructured.Unstructured{Object: m} }

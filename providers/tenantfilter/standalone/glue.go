@@ -2,20 +2,19 @@ package standalone
 
 import (
 	"context"
-	"errors"
 
 	"k8s.io/client-go/rest"
 
+	"github.com/wharfhub/wharf/providers/tenantfilter/controller"
 	"github.com/wharfhub/wharf/providers/tenantfilter/core"
 )
 
-// defaultFilter and runStatusController bind the parts other packages
-// provide (core.New, the status controller).
+// defaultFilter is core.New.
 func defaultFilter(ctx context.Context, cfg *rest.Config, opts core.Options) (Filter, error) {
-	return nil, errors.New("core.New not merged yet")
+	return core.New(ctx, cfg, opts)
 }
 
+// runStatusController runs the status controller until ctx ends.
 func runStatusController(ctx context.Context, cfg *rest.Config) error {
-	<-ctx.Done()
-	return nil
+	return controller.Run(ctx, cfg, controller.Options{})
 }
