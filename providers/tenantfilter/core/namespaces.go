@@ -35,7 +35,7 @@ type nsView struct {
 
 func (c *Core) namespaceView(caller Caller) nsView {
 	v := nsView{owned: map[string]bool{}, extra: map[string]bool{}}
-	for _, t := range c.tenancy.OwnedTenants(caller) {
+	for _, t := range c.ownedTenants(caller) {
 		v.owned[t] = true
 	}
 	for _, n := range c.globalNamespaces(caller) {

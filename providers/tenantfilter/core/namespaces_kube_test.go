@@ -157,6 +157,7 @@ func TestNamespaceCore(t *testing.T) {
 		// alice becomes an owner of solar: its namespaces appear in the
 		// running watch without a new request.
 		addOwner(t, e, "solar", "alice")
+		defer removeOwner(t, e, "solar", "alice") // idempotent; keeps later subtests meaningful on failure
 		expectEvents(t, w, watch.Added, "", "solar-a", "solar-b")
 		removeOwner(t, e, "solar", "alice")
 		expectEvents(t, w, watch.Deleted, "", "solar-a", "solar-b")
