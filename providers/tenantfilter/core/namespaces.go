@@ -141,7 +141,12 @@ func (c *Core) getNamespace(w http.ResponseWriter, r *http.Request, caller Calle
 	logProviderRead(r, caller)
 	hdr := r.Header.Clone()
 	hdr.Set("Accept", jsonAccept(r.Header.Get("Accept")))
-	resp, err := c.fwd.do(r.Context(), http.MethodGet, r.URL.Path, r.URL.RawQuery, hdr, nil)
+	q := r.URL.Query()
+	// A Table row without its object cannot be judged; ask for metadata.
+	if q.Get("includeObject") == "None" {
+		q.Set("includeObject", "Metadata")
+	}
+	resp, err := c.fwd.do(r.Context(), http.MethodGet, r.URL.Path, q.Encode(), hdr, nil)
 	if err != nil {
 		writeStatus(w, r, apierrors.NewServiceUnavailable("the downstream cluster is unavailable"))
 		return

@@ -163,6 +163,20 @@ func TestNamespaceCore(t *testing.T) {
 		expectEvents(t, w, watch.Deleted, "", "solar-a", "solar-b")
 	})
 
+	t.Run("a Table watch (kubectl get ns -w) is filtered too", func(t *testing.T) {
+		go func() {
+			time.Sleep(time.Second)
+			e.namespace(t, "wind-table", wind, false)
+			e.namespace(t, "solar-table", solar, false)
+		}()
+		// timeoutSeconds makes the downstream end the watch, so the body
+		// can be read whole.
+		code, body := f.do(t, "alice", "GET", "/api/v1/namespaces?watch=1&timeoutSeconds=6", "", tableAccept)
+		if code != http.StatusOK || !strings.Contains(body, `"wind-table"`) || strings.Contains(body, "solar-") || !strings.Contains(body, `"kind":"Table"`) {
+			t.Fatalf("table watch: %d %s", code, body)
+		}
+	})
+
 	t.Run("create in an owned tenant is labelled; elsewhere 403 and not persisted", func(t *testing.T) {
 		created, err := alice.CoreV1().Namespaces().Create(testCtx(t), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "wind-new"}}, metav1.CreateOptions{})
 		if err != nil {
