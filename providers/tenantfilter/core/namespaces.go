@@ -120,10 +120,14 @@ func injectNameSelector(q url.Values, names []string) error {
 	return nil
 }
 
-// listNamespaces answers with one provider-credential list whose selector
+// listNamespaces answers a plain list from the cache (no downstream call);
+// otherwise (Table, paging, ...) with one provider-credential list whose selector
 // names exactly the visible namespaces, so the downstream formats the
 // answer (Table columns, resourceVersion, paging) exactly as it would.
 func (c *Core) listNamespaces(w http.ResponseWriter, r *http.Request, caller Caller) {
+	if c.serveNamespaceListFromCache(w, r, caller) {
+		return
+	}
 	q := r.URL.Query()
 	if err := injectNameSelector(q, c.visibleNames(c.namespaceView(caller))); err != nil {
 		writeStatus(w, r, err)

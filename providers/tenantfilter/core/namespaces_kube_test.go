@@ -124,6 +124,32 @@ func TestNamespaceCore(t *testing.T) {
 		}
 	})
 
+	t.Run("a warm list costs no downstream call; a Table list exactly one", func(t *testing.T) {
+		counter := &callCounter{path: "/api/v1/namespaces"}
+		cfg := e.fx.Config()
+		cfg.WrapTransport = counter.wrap
+		g := e.startFilterWith(t, cfg, core.Options{RequireCapsuleUser: true})
+		cs := g.clientset(t, "alice", capsuleGroup)
+		counter.reset()
+		for range 5 {
+			got, err := nsNames(t, cs, metav1.ListOptions{})
+			if err != nil || !reflect.DeepEqual(got, []string{"wind-a", "wind-b"}) {
+				t.Fatalf("cached list: %v %v", got, err)
+			}
+		}
+		if n := counter.reset(); n != 0 {
+			t.Fatalf("5 cached lists made %d downstream list calls", n)
+		}
+		for range 3 {
+			if code, body := g.do(t, "alice", "GET", "/api/v1/namespaces", "", tableAccept); code != http.StatusOK {
+				t.Fatalf("table: %d %s", code, body)
+			}
+		}
+		if n := counter.reset(); n != 3 {
+			t.Fatalf("3 Table lists made %d downstream list calls, want 3", n)
+		}
+	})
+
 	t.Run("named GET of an invisible namespace is 404", func(t *testing.T) {
 		if _, err := alice.CoreV1().Namespaces().Get(testCtx(t), "wind-b", metav1.GetOptions{}); err != nil {
 			t.Fatalf("alice get own namespace: %v", err)
