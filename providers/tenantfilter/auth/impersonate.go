@@ -179,3 +179,16 @@ func appendMissing(groups []string, add ...string) []string {
 	}
 	return groups
 }
+
+// StripClientHeaders removes what a client must never get through to the
+// downstream when identity was established elsewhere (plugin mode, where
+// the hub authenticated the caller): its credentials (Authorization, XFCC,
+// the websocket bearer subprotocol), every Impersonate-* header, and
+// every header named in Connection. client-go's bearer round tripper keeps
+// an Authorization header it finds, so leaving the caller's would send the
+// caller's hub token downstream instead of the provider's credential.
+func StripClientHeaders(h http.Header) {
+	dropConnectionNamed(h)
+	stripCredentials(h, DefaultXFCCHeader)
+	_ = takeImpersonation(h)
+}

@@ -145,3 +145,7 @@ func pretty(v any) string {
 	b, _ := json.Marshal(v)
 	return fmt.Sprint(string(b))
 }
+
+func metaType(kind string) metav1.TypeMeta {
+	return metav1.TypeMeta{APIVersion: "authorization.k8s.io/v1", Kind: kind}
+}
