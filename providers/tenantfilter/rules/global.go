@@ -61,6 +61,18 @@ func ValidateGlobal(g GlobalProxySettings, discovered []Resource) []error {
 	return errs
 }
 
+// globalValid: every entry of the object passes ValidateClusterResource.
+func globalValid(g GlobalProxySettings) bool {
+	for _, rule := range g.Rules {
+		for _, cr := range rule.ClusterResources {
+			if ValidateClusterResource(cr) != nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // selects: the entry's apiGroups and resources cover res.
 func selects(cr ClusterResource, res Resource) bool {
 	return matchAnyGroup(cr.APIGroups, res.Group, res.Version) && matchResource(cr.Resources, res.Resource)
@@ -86,12 +98,18 @@ func (s *Snapshot) globalSelections(cfg Config, id Identity, res Resource) []glo
 	}
 	var out []globalSelection
 	for _, g := range s.Global {
+		// An object with an invalid entry is not Ready (the status
+		// controller says why) and grants nothing at all, rather than
+		// a part its author did not mean on its own.
+		if !globalValid(g) {
+			continue
+		}
 		for _, rule := range g.Rules {
 			if !id.MatchesAny(rule.Subjects) {
 				continue
 			}
 			for _, cr := range rule.ClusterResources {
-				if !selects(cr, res) || ValidateClusterResource(cr) != nil {
+				if !selects(cr, res) {
 					continue
 				}
 				verbs, _ := globalVerbs(cr.Operations)
