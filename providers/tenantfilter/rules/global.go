@@ -16,18 +16,12 @@ type globalSelection struct {
 }
 
 // ValidateClusterResource checks one clusterResources entry as the spec's
-// validation says: operations only List and Get; apiGroups and resources
-// not empty; a valid selector. The status controller reports these; the
-// engine ignores an invalid entry.
+// validation says: operations only List and Get, and a valid selector
+// (required). An empty apiGroups or resources list is valid and selects
+// nothing. The engine ignores an object with an invalid entry.
 func ValidateClusterResource(cr ClusterResource) error {
 	if _, err := globalVerbs(cr.Operations); err != nil {
 		return err
-	}
-	if len(cr.APIGroups) == 0 {
-		return fmt.Errorf("apiGroups is empty: the entry selects nothing")
-	}
-	if len(cr.Resources) == 0 {
-		return fmt.Errorf("resources is empty: the entry selects nothing")
 	}
 	if _, err := normalize(cr.Selector); err != nil {
 		return err

@@ -162,9 +162,9 @@ func TestValidateGlobal(t *testing.T) {
 	}{
 		{"valid", nodeCR([]string{"List", "Get"}, "a", "b"), 0},
 		{"bad operation", nodeCR([]string{"Watch"}), 1},
-		{"empty groups", ClusterResource{Resources: []string{"nodes"}, Selector: ptr(ml())}, 1},
+		{"empty groups select nothing but are valid", ClusterResource{Resources: []string{"nodes"}, Selector: ptr(ml())}, 0},
 		{"no selector", ClusterResource{APIGroups: []string{""}, Resources: []string{"nodes"}}, 1},
-		{"empty resources", ClusterResource{APIGroups: []string{""}, Selector: ptr(ml())}, 1},
+		{"empty resources select nothing but are valid", ClusterResource{APIGroups: []string{""}, Selector: ptr(ml())}, 0},
 		{"kind without get", ClusterResource{APIGroups: []string{"example.com"}, Resources: []string{"widgets"}, Selector: ptr(ml())}, 1},
 		{"bad selector", ClusterResource{APIGroups: []string{""}, Resources: []string{"nodes"}, Selector: ptr(ml("bad key!", "x"))}, 1},
 	}
