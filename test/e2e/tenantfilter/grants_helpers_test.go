@@ -21,7 +21,7 @@ import (
 // The grants scenarios' own users, so that their tenants and settings never
 // change what other tests' users see.
 func init() {
-	for _, n := range []string{"rules-owner", "rules-owner2", "rules-viewer", "rules-g1", "rules-g2", "rules-g3", "rules-g4", "rules-g5", "rules-g6"} {
+	for _, n := range []string{"rules-owner", "rules-owner2", "rules-owner-rev", "rules-owner-ps", "rules-viewer", "rules-g1", "rules-g2", "rules-g3", "rules-g4", "rules-g5", "rules-g6"} {
 		testUsers = append(testUsers, kube.User{Name: n, Groups: []string{capsuleGroup}})
 	}
 	testUsers = append(testUsers, kube.User{Name: "rules-outsider", Groups: []string{"rules-plain"}})
