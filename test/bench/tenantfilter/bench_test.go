@@ -278,25 +278,3 @@ func backgroundRate(ctx context.Context, cs kubernetes.Interface, window time.Du
 	s := window.Seconds()
 	return requestCounts{total: d.total / s, tokenReviews: d.tokenReviews / s}, nil
 }
-
-type latencies struct {
-	ds  []time.Duration
-	err error
-}
-
-func series(ctx context.Context, n int, f func() error) *latencies {
-	l := &latencies{}
-	for range n {
-		if ctx.Err() != nil {
-			l.err = ctx.Err()
-			return l
-		}
-		s := time.Now()
-		if err := f(); err != nil {
-			l.err = err
-			return l
-		}
-		l.ds = append(l.ds, time.Since(s))
-	}
-	return l
-}

@@ -2,6 +2,7 @@ package tenantfilterbench
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"sort"
@@ -106,4 +107,27 @@ func rssKB(pid int) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
+}
+
+// latencies is one timed series of requests; err is the first failure.
+type latencies struct {
+	ds  []time.Duration
+	err error
+}
+
+func series(ctx context.Context, n int, f func() error) *latencies {
+	l := &latencies{}
+	for range n {
+		if ctx.Err() != nil {
+			l.err = ctx.Err()
+			return l
+		}
+		s := time.Now()
+		if err := f(); err != nil {
+			l.err = err
+			return l
+		}
+		l.ds = append(l.ds, time.Since(s))
+	}
+	return l
 }
