@@ -97,7 +97,10 @@ func standaloneCmd() *cobra.Command {
 	o.AddFlags(cmd.Flags())
 	var gfs goflag.FlagSet
 	klog.InitFlags(&gfs)
-	cmd.Flags().AddGoFlagSet(&gfs)
+	// Only klog's verbosity: the standalone flag list stays capsule-proxy's.
+	for _, n := range []string{"v", "vmodule"} {
+		cmd.Flags().AddGoFlag(gfs.Lookup(n))
+	}
 	return cmd
 }
 

@@ -311,3 +311,13 @@ func contains(list []string, s string) bool {
 
 // syncWait bounds how long a request waits for the caches at start.
 const syncWait = 30 * time.Second
+
+// ownedTenants are the caller's tenants when tenant-aware features are on
+// (the selected CapsuleConfiguration exists); without it they are skipped,
+// as capsule-proxy does, and only global grants apply.
+func (c *Core) ownedTenants(caller Caller) []string {
+	if !c.tn.tenantAware() {
+		return nil
+	}
+	return c.tenancy.OwnedTenants(caller)
+}
