@@ -41,6 +41,15 @@ type env struct {
 
 func startEnv(t *testing.T) *env {
 	t.Helper()
+	e := startBareEnv(t)
+	e.capsuleConfiguration(t, capsuleGroup)
+	return e
+}
+
+// startBareEnv is the fixture with our CRDs and RBAC but no
+// CapsuleConfiguration.
+func startBareEnv(t *testing.T) *env {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("needs the kube fixture")
 	}
@@ -56,7 +65,6 @@ func startEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	e.dyn = d
-	e.capsuleConfiguration(t, capsuleGroup)
 	return e
 }
 

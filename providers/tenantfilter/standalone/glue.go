@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"k8s.io/client-go/rest"
-	"k8s.io/klog/v2"
 
+	"github.com/wharfhub/wharf/providers/tenantfilter/controller"
 	"github.com/wharfhub/wharf/providers/tenantfilter/core"
 )
 
@@ -16,7 +16,5 @@ func defaultFilter(ctx context.Context, cfg *rest.Config, opts core.Options) (Fi
 
 // runStatusController runs the status controller until ctx ends.
 func runStatusController(ctx context.Context, cfg *rest.Config) error {
-	klog.FromContext(ctx).Info("status controller: not part of this build yet")
-	<-ctx.Done()
-	return nil
+	return controller.Run(ctx, cfg, controller.Options{})
 }
