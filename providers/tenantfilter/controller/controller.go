@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
@@ -109,6 +110,11 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 			workqueue.TypedRateLimitingQueueConfig[key]{Name: "tenant-filter-status", Clock: opts.Clock}),
 	}
 	defer c.queue.ShutDown()
+	logger := klog.FromContext(ctx).WithName("tenant-filter-status")
+	c.waitServed(ctx, dc, logger)
+	if ctx.Err() != nil {
+		return nil
+	}
 
 	kf := informers.NewSharedInformerFactory(cs, opts.Resync)
 	nsInf := kf.Core().V1().Namespaces()
@@ -150,7 +156,6 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	df.Start(ctx.Done())
 	defer kf.Shutdown()
 	defer df.Shutdown()
-	logger := klog.FromContext(ctx).WithName("tenant-filter-status")
 	logger.Info("Waiting for caches")
 	if !cache.WaitForCacheSync(ctx.Done(), nsInf.Informer().HasSynced, tInf.Informer().HasSynced,
 		cInf.Informer().HasSynced, gInf.Informer().HasSynced, pInf.Informer().HasSynced) {
@@ -265,4 +270,44 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	}
 	c.queue.Forget(k)
 	return true
+}
+
+// waitServed waits until the four kinds are served: an informer on a
+// resource that does not exist would never sync and would hold the others
+// back. CRDs applied later (crds.Apply, or `crds | kubectl apply -f -`) are
+// picked up without a restart.
+func (c *Controller) waitServed(ctx context.Context, dc discovery.DiscoveryInterface, logger klog.Logger) {
+	logged := false
+	for {
+		missing := missingResources(dc)
+		if len(missing) == 0 {
+			return
+		}
+		if !logged {
+			logger.Info("Waiting for CRDs to be served", "missing", missing)
+			logged = true
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.clock.After(2 * time.Second):
+		}
+	}
+}
+
+func missingResources(dc discovery.DiscoveryInterface) []string {
+	var missing []string
+	for _, gvr := range []schema.GroupVersionResource{capsulev1beta2.TenantsGVR, capsulev1beta2.CapsuleConfigurationsGVR,
+		capsulev1beta1.GlobalProxySettingsGVR, capsulev1beta1.ProxySettingsGVR} {
+		found := false
+		if l, err := dc.ServerResourcesForGroupVersion(gvr.GroupVersion().String()); err == nil {
+			for _, r := range l.APIResources {
+				found = found || r.Name == gvr.Resource
+			}
+		}
+		if !found {
+			missing = append(missing, gvr.Resource+"."+gvr.Group+"/"+gvr.Version)
+		}
+	}
+	return missing
 }

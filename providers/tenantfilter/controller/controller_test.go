@@ -56,14 +56,16 @@ func start(t *testing.T) *env {
 	c := kube.Start(t, kube.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
-	if err := crds.Apply(ctx, c.Config()); err != nil {
-		t.Fatal(err)
-	}
+	// The controller starts before the CRDs exist, as it may on a fresh
+	// cluster, and must pick them up when they are applied.
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
 		done <- controller.Run(runCtx, c.Config(), controller.Options{Revalidate: 300 * time.Millisecond})
 	}()
+	if err := crds.Apply(ctx, c.Config()); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
 		stop()
 		if err := <-done; err != nil {

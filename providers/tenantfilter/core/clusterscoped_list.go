@@ -111,6 +111,12 @@ func fieldsMatch(sel fields.Selector, u *unstructured.Unstructured) bool {
 // with no cached object is judged on its metadata alone.
 func (c *Core) serveGrantedTable(w http.ResponseWriter, r *http.Request, caller Caller, byName func(string) (*unstructured.Unstructured, bool), keep func(rules.Object) bool) {
 	out := r.Clone(r.Context())
+	// The whole Table in one page: rows are dropped here, so a page and
+	// its continue token would no longer line up.
+	q := out.URL.Query()
+	q.Del("limit")
+	q.Del("continue")
+	out.URL.RawQuery = q.Encode()
 	out.Header.Set("Accept", tableAccept)
 	// Ask for an uncompressed body: it is rewritten here.
 	out.Header.Del("Accept-Encoding")

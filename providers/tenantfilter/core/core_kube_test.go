@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -40,6 +41,15 @@ type env struct {
 
 func startEnv(t *testing.T) *env {
 	t.Helper()
+	e := startBareEnv(t)
+	e.capsuleConfiguration(t, capsuleGroup)
+	return e
+}
+
+// startBareEnv is the fixture with our CRDs and RBAC but no
+// CapsuleConfiguration.
+func startBareEnv(t *testing.T) *env {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("needs the kube fixture")
 	}
@@ -55,7 +65,6 @@ func startEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	e.dyn = d
-	e.capsuleConfiguration(t, capsuleGroup)
 	return e
 }
 
@@ -185,9 +194,15 @@ type filter struct {
 
 func (e *env) startFilter(t *testing.T, opts core.Options) *filter {
 	t.Helper()
+	return e.startFilterWith(t, e.fx.Config(), opts)
+}
+
+// startFilterWith starts a filter whose downstream credential is cfg.
+func (e *env) startFilterWith(t *testing.T, cfg *rest.Config, opts core.Options) *filter {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	c, err := core.New(ctx, e.fx.Config(), opts)
+	c, err := core.New(ctx, cfg, opts)
 	if err != nil {
 		t.Fatalf("core.New: %v", err)
 	}
@@ -307,3 +322,34 @@ func (f *filter) dynamic(t *testing.T, user string, groups ...string) dynamic.In
 }
 
 func toU(m map[string]any) *unstructured.Unstructured { return &unstructured.Unstructured{Object: m} }
+
+// callCounter counts the provider's downstream requests matching a path
+// (watches excluded: informers keep theirs open).
+type callCounter struct {
+	mu    sync.Mutex
+	path  string
+	calls int
+}
+
+func (c *callCounter) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.URL.Path == c.path && r.URL.Query().Get("watch") == "" {
+			c.mu.Lock()
+			c.calls++
+			c.mu.Unlock()
+		}
+		return rt.RoundTrip(r)
+	})
+}
+
+func (c *callCounter) reset() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.calls
+	c.calls = 0
+	return n
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -31,7 +31,7 @@ type notFoundCandidate struct {
 func notFoundCandidateFor(r *http.Request, info *request.RequestInfo) *notFoundCandidate {
 	if r.Method != http.MethodGet || !info.IsResourceRequest || info.Verb != "get" ||
 		info.Namespace == "" || info.Name == "" || info.Subresource != "" || info.Resource == "namespaces" ||
-		isSystemNamespace(info.Namespace) {
+		isSystemNamespace(info.Namespace) || isWatchParam(r.URL.Query().Get("watch")) {
 		return nil
 	}
 	return &notFoundCandidate{
@@ -40,6 +40,10 @@ func notFoundCandidateFor(r *http.Request, info *request.RequestInfo) *notFoundC
 		name:      info.Name,
 	}
 }
+
+// isWatchParam: a named GET asking to watch is a watch, whatever the
+// request info says, and never rewritten.
+func isWatchParam(v string) bool { return v != "" && v != "false" && v != "0" }
 
 func isSystemNamespace(ns string) bool {
 	return ns == "default" || strings.HasPrefix(ns, "kube-")

@@ -31,7 +31,7 @@ type tenancy struct {
 
 	mu      sync.RWMutex // guards tenants and started
 	tenants map[string]*capsulev1beta2.Tenant
-	started bool
+	started bool // both informers run
 }
 
 func newTenancy(opts Options, kc *informerCache, changed *notifier) *tenancy {
@@ -47,8 +47,8 @@ func newTenancy(opts Options, kc *informerCache, changed *notifier) *tenancy {
 }
 
 // ensureStarted starts the Tenant and CapsuleConfiguration informers once
-// discovery lists them (they may be installed after the provider started).
-// It reports whether they run.
+// discovery lists them (either CRD may be installed after the provider
+// started). It reports whether the Tenant informer runs.
 func (t *tenancy) ensureStarted() bool {
 	t.mu.RLock()
 	started := t.started
@@ -56,16 +56,24 @@ func (t *tenancy) ensureStarted() bool {
 	if started {
 		return true
 	}
-	if _, ok := t.kc.Resource(capsulev1beta2.GroupName, "v1beta2", capsulev1beta2.ResourceTenants); !ok {
+	tenants := t.startIfServed(capsulev1beta2.TenantsGVR)
+	configs := t.startIfServed(capsulev1beta2.CapsuleConfigurationsGVR)
+	if tenants && configs {
+		t.mu.Lock()
+		t.started = true
+		t.mu.Unlock()
+	}
+	return tenants
+}
+
+func (t *tenancy) startIfServed(gvr schema.GroupVersionResource) bool {
+	if _, ok := t.kc.started(gvr); ok {
+		return true
+	}
+	if _, ok := t.kc.Resource(gvr.Group, gvr.Version, gvr.Resource); !ok {
 		return false
 	}
-	t.kc.informer(capsulev1beta2.TenantsGVR)
-	if _, ok := t.kc.Resource(capsulev1beta2.GroupName, "v1beta2", capsulev1beta2.ResourceCapsuleConfigurations); ok {
-		t.kc.informer(capsulev1beta2.CapsuleConfigurationsGVR)
-	}
-	t.mu.Lock()
-	t.started = true
-	t.mu.Unlock()
+	t.kc.informer(gvr)
 	return true
 }
 
@@ -125,9 +133,7 @@ func (t *tenancy) tenant(name string) (*capsulev1beta2.Tenant, bool) {
 
 // configuration returns the selected CapsuleConfiguration, if it exists.
 func (t *tenancy) configuration() (*capsulev1beta2.CapsuleConfiguration, bool) {
-	if !t.ensureStarted() {
-		return nil, false
-	}
+	t.ensureStarted()
 	inf, ok := t.kc.started(capsulev1beta2.CapsuleConfigurationsGVR)
 	if !ok {
 		return nil, false
@@ -311,3 +317,13 @@ func contains(list []string, s string) bool {
 
 // syncWait bounds how long a request waits for the caches at start.
 const syncWait = 30 * time.Second
+
+// ownedTenants are the caller's tenants when tenant-aware features are on
+// (the selected CapsuleConfiguration exists); without it they are skipped,
+// as capsule-proxy does, and only global grants apply.
+func (c *Core) ownedTenants(caller Caller) []string {
+	if !c.tn.tenantAware() {
+		return nil
+	}
+	return c.tenancy.OwnedTenants(caller)
+}

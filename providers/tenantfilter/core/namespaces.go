@@ -35,7 +35,7 @@ type nsView struct {
 
 func (c *Core) namespaceView(caller Caller) nsView {
 	v := nsView{owned: map[string]bool{}, extra: map[string]bool{}}
-	for _, t := range c.tenancy.OwnedTenants(caller) {
+	for _, t := range c.ownedTenants(caller) {
 		v.owned[t] = true
 	}
 	for _, n := range c.globalNamespaces(caller) {
@@ -120,10 +120,14 @@ func injectNameSelector(q url.Values, names []string) error {
 	return nil
 }
 
-// listNamespaces answers with one provider-credential list whose selector
+// listNamespaces answers a plain list from the cache (no downstream call);
+// otherwise (Table, paging, ...) with one provider-credential list whose selector
 // names exactly the visible namespaces, so the downstream formats the
 // answer (Table columns, resourceVersion, paging) exactly as it would.
 func (c *Core) listNamespaces(w http.ResponseWriter, r *http.Request, caller Caller) {
+	if c.serveNamespaceListFromCache(w, r, caller) {
+		return
+	}
 	q := r.URL.Query()
 	if err := injectNameSelector(q, c.visibleNames(c.namespaceView(caller))); err != nil {
 		writeStatus(w, r, err)
@@ -141,7 +145,12 @@ func (c *Core) getNamespace(w http.ResponseWriter, r *http.Request, caller Calle
 	logProviderRead(r, caller)
 	hdr := r.Header.Clone()
 	hdr.Set("Accept", jsonAccept(r.Header.Get("Accept")))
-	resp, err := c.fwd.do(r.Context(), http.MethodGet, r.URL.Path, r.URL.RawQuery, hdr, nil)
+	q := r.URL.Query()
+	// A Table row without its object cannot be judged; ask for metadata.
+	if q.Get("includeObject") == "None" {
+		q.Set("includeObject", "Metadata")
+	}
+	resp, err := c.fwd.do(r.Context(), http.MethodGet, r.URL.Path, q.Encode(), hdr, nil)
 	if err != nil {
 		writeStatus(w, r, apierrors.NewServiceUnavailable("the downstream cluster is unavailable"))
 		return

@@ -41,7 +41,7 @@ func (c *Core) createNamespace(w http.ResponseWriter, r *http.Request, caller Ca
 		}
 		want = p
 	}
-	owned := c.tenancy.OwnedTenants(caller)
+	owned := c.ownedTenants(caller)
 	deny := forbidden(caller.User, "create", "", "namespaces", "", "")
 	switch {
 	case want != "" && !contains(owned, want):
@@ -166,7 +166,7 @@ func readObject(r *http.Request) (*unstructured.Unstructured, error) {
 // nobody can move a namespace into someone else's tenant.
 func (c *Core) mutateNamespace(w http.ResponseWriter, r *http.Request, caller Caller, info *request.RequestInfo) bool {
 	tenant, ok := c.tenancy.NamespaceTenant(info.Name)
-	if !ok || !contains(c.tenancy.OwnedTenants(caller), tenant) {
+	if !ok || !contains(c.ownedTenants(caller), tenant) {
 		return false
 	}
 	if info.Verb == "delete" {

@@ -124,6 +124,32 @@ func TestNamespaceCore(t *testing.T) {
 		}
 	})
 
+	t.Run("a warm list costs no downstream call; a Table list exactly one", func(t *testing.T) {
+		counter := &callCounter{path: "/api/v1/namespaces"}
+		cfg := e.fx.Config()
+		cfg.WrapTransport = counter.wrap
+		g := e.startFilterWith(t, cfg, core.Options{RequireCapsuleUser: true})
+		cs := g.clientset(t, "alice", capsuleGroup)
+		counter.reset()
+		for range 5 {
+			got, err := nsNames(t, cs, metav1.ListOptions{})
+			if err != nil || !reflect.DeepEqual(got, []string{"wind-a", "wind-b"}) {
+				t.Fatalf("cached list: %v %v", got, err)
+			}
+		}
+		if n := counter.reset(); n != 0 {
+			t.Fatalf("5 cached lists made %d downstream list calls", n)
+		}
+		for range 3 {
+			if code, body := g.do(t, "alice", "GET", "/api/v1/namespaces", "", tableAccept); code != http.StatusOK {
+				t.Fatalf("table: %d %s", code, body)
+			}
+		}
+		if n := counter.reset(); n != 3 {
+			t.Fatalf("3 Table lists made %d downstream list calls, want 3", n)
+		}
+	})
+
 	t.Run("named GET of an invisible namespace is 404", func(t *testing.T) {
 		if _, err := alice.CoreV1().Namespaces().Get(testCtx(t), "wind-b", metav1.GetOptions{}); err != nil {
 			t.Fatalf("alice get own namespace: %v", err)
@@ -157,9 +183,24 @@ func TestNamespaceCore(t *testing.T) {
 		// alice becomes an owner of solar: its namespaces appear in the
 		// running watch without a new request.
 		addOwner(t, e, "solar", "alice")
+		defer removeOwner(t, e, "solar", "alice") // idempotent; keeps later subtests meaningful on failure
 		expectEvents(t, w, watch.Added, "", "solar-a", "solar-b")
 		removeOwner(t, e, "solar", "alice")
 		expectEvents(t, w, watch.Deleted, "", "solar-a", "solar-b")
+	})
+
+	t.Run("a Table watch (kubectl get ns -w) is filtered too", func(t *testing.T) {
+		go func() {
+			time.Sleep(time.Second)
+			e.namespace(t, "wind-table", wind, false)
+			e.namespace(t, "solar-table", solar, false)
+		}()
+		// timeoutSeconds makes the downstream end the watch, so the body
+		// can be read whole.
+		code, body := f.do(t, "alice", "GET", "/api/v1/namespaces?watch=1&timeoutSeconds=6", "", tableAccept)
+		if code != http.StatusOK || !strings.Contains(body, `"wind-table"`) || strings.Contains(body, "solar-") || !strings.Contains(body, `"kind":"Table"`) {
+			t.Fatalf("table watch: %d %s", code, body)
+		}
 	})
 
 	t.Run("create in an owned tenant is labelled; elsewhere 403 and not persisted", func(t *testing.T) {

@@ -158,7 +158,7 @@ func (c *Core) serveClusterWideList(w http.ResponseWriter, r *http.Request, call
 		}
 	}
 	if c.opts.Gate(GateProxyAllNamespaced) {
-		for _, t := range c.tenancy.OwnedTenants(caller) {
+		for _, t := range c.ownedTenants(caller) {
 			for _, n := range c.tenancy.TenantNamespaces(t) {
 				allowed[n] = true
 			}

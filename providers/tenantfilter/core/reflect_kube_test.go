@@ -142,6 +142,23 @@ func TestReflection(t *testing.T) {
 			t.Fatalf("bob pods -A as Table: %d %s", code, body)
 		}
 	})
+	t.Run("a reflected -A watch passes only the covered namespaces' events", func(t *testing.T) {
+		go func() {
+			time.Sleep(time.Second)
+			e.pod(t, "other", "late-other")
+			e.pod(t, "wind-b", "late-wind")
+		}()
+		code, body := f.do(t, "bob", "GET", "/api/v1/pods?watch=1&timeoutSeconds=6", "", nil)
+		if code != http.StatusOK || !strings.Contains(body, `"late-wind"`) || strings.Contains(body, "late-other") || strings.Contains(body, `"p5"`) {
+			t.Fatalf("bob pods -A -w: %d %s", code, body)
+		}
+	})
+	t.Run("a Tenant watch passes only owned tenants", func(t *testing.T) {
+		code, body := f.do(t, "bob", "GET", "/apis/capsule.clastix.io/v1beta2/tenants?watch=1&timeoutSeconds=2", "", nil)
+		if code != http.StatusOK || !strings.Contains(body, `"name":"solar"`) || strings.Contains(body, `"name":"wind"`) {
+			t.Fatalf("bob tenants -w: %d %s", code, body)
+		}
+	})
 	t.Run("a binding whose role cannot list is not reflected", func(t *testing.T) {
 		code, _ := f.do(t, "bob", "GET", "/api/v1/configmaps", "", nil)
 		if code != http.StatusForbidden {
@@ -151,7 +168,7 @@ func TestReflection(t *testing.T) {
 	t.Run("ProxyAllNamespaced", func(t *testing.T) {
 		g := e.startFilter(t, core.Options{RequireCapsuleUser: true, FeatureGates: map[string]bool{core.GateProxyAllNamespaced: true}})
 		got, err := podNames(t, g.clientset(t, "alice", capsuleGroup))
-		if want := []string{"wind-a/p1", "wind-b/p2"}; err != nil || !reflect.DeepEqual(got, want) {
+		if want := []string{"wind-a/p1", "wind-b/late-wind", "wind-b/p2"}; err != nil || !reflect.DeepEqual(got, want) {
 			t.Fatalf("alice pods -A with ProxyAllNamespaced: %v %v, want %v", got, err, want)
 		}
 	})

@@ -16,7 +16,7 @@ import (
 // Mutations go to the downstream impersonated.
 func (c *Core) serveTenants(w http.ResponseWriter, r *http.Request, caller Caller, info *request.RequestInfo) bool {
 	owned := map[string]bool{}
-	for _, t := range c.tenancy.OwnedTenants(caller) {
+	for _, t := range c.ownedTenants(caller) {
 		owned[t] = true
 	}
 	keep := func(m metav1.ObjectMeta) bool { return owned[m.Name] }

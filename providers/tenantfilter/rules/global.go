@@ -16,18 +16,12 @@ type globalSelection struct {
 }
 
 // ValidateClusterResource checks one clusterResources entry as the spec's
-// validation says: operations only List and Get; apiGroups and resources
-// not empty; a valid selector. The status controller reports these; the
-// engine ignores an invalid entry.
+// validation says: operations only List and Get, and a valid selector
+// (required). An empty apiGroups or resources list is valid and selects
+// nothing. The engine ignores an object with an invalid entry.
 func ValidateClusterResource(cr ClusterResource) error {
 	if _, err := globalVerbs(cr.Operations); err != nil {
 		return err
-	}
-	if len(cr.APIGroups) == 0 {
-		return fmt.Errorf("apiGroups is empty: the entry selects nothing")
-	}
-	if len(cr.Resources) == 0 {
-		return fmt.Errorf("resources is empty: the entry selects nothing")
 	}
 	if _, err := normalize(cr.Selector); err != nil {
 		return err
@@ -61,6 +55,18 @@ func ValidateGlobal(g GlobalProxySettings, discovered []Resource) []error {
 	return errs
 }
 
+// globalValid: every entry of the object passes ValidateClusterResource.
+func globalValid(g GlobalProxySettings) bool {
+	for _, rule := range g.Rules {
+		for _, cr := range rule.ClusterResources {
+			if ValidateClusterResource(cr) != nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // selects: the entry's apiGroups and resources cover res.
 func selects(cr ClusterResource, res Resource) bool {
 	return matchAnyGroup(cr.APIGroups, res.Group, res.Version) && matchResource(cr.Resources, res.Resource)
@@ -86,12 +92,18 @@ func (s *Snapshot) globalSelections(cfg Config, id Identity, res Resource) []glo
 	}
 	var out []globalSelection
 	for _, g := range s.Global {
+		// An object with an invalid entry is not Ready (the status
+		// controller says why) and grants nothing at all, rather than
+		// a part its author did not mean on its own.
+		if !globalValid(g) {
+			continue
+		}
 		for _, rule := range g.Rules {
 			if !id.MatchesAny(rule.Subjects) {
 				continue
 			}
 			for _, cr := range rule.ClusterResources {
-				if !selects(cr, res) || ValidateClusterResource(cr) != nil {
+				if !selects(cr, res) {
 					continue
 				}
 				verbs, _ := globalVerbs(cr.Operations)

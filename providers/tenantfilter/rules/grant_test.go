@@ -97,6 +97,8 @@ func TestGlobalProxySettings(t *testing.T) {
 		{name: "partial selector match is no grant", cfg: gateOn, id: alice, global: []GlobalProxySettings{globalRule(aliceUser, nodeCR(nil, "pool", "b", "zone", "y"))}, res: nodesRes,
 			wantVerbs: []string{"get", "list"}, wantList: []string{}, getOK: map[string]bool{"n2": false}},
 		{name: "invalid operation grants nothing", cfg: gateOn, id: alice, global: []GlobalProxySettings{globalRule(aliceUser, nodeCR([]string{"Delete"}, "pool", "a"))}, res: nodesRes},
+		{name: "an invalid entry voids its whole object", cfg: gateOn, id: alice, global: []GlobalProxySettings{{Name: "g", Rules: []GlobalRule{
+			{Subjects: []Subject{aliceUser}, ClusterResources: []ClusterResource{nodeCR(nil, "pool", "a"), nodeCR([]string{"Watch"}, "pool", "b")}}}}}, res: nodesRes},
 		{name: "empty apiGroups grants nothing", cfg: gateOn, id: alice, global: []GlobalProxySettings{globalRule(aliceUser, ClusterResource{Resources: []string{"nodes"}, Selector: ptr(ml("pool", "a"))})}, res: nodesRes},
 		{name: "wildcards", cfg: gateOn, id: alice, global: []GlobalProxySettings{globalRule(aliceUser, ClusterResource{APIGroups: []string{"storage.k8s.io/*"}, Resources: []string{"*"}, Selector: &metav1.LabelSelector{}})}, res: scRes,
 			wantVerbs: []string{"get", "list"}, wantList: []string{"n1", "n2", "n3"}},
@@ -160,9 +162,9 @@ func TestValidateGlobal(t *testing.T) {
 	}{
 		{"valid", nodeCR([]string{"List", "Get"}, "a", "b"), 0},
 		{"bad operation", nodeCR([]string{"Watch"}), 1},
-		{"empty groups", ClusterResource{Resources: []string{"nodes"}, Selector: ptr(ml())}, 1},
+		{"empty groups select nothing but are valid", ClusterResource{Resources: []string{"nodes"}, Selector: ptr(ml())}, 0},
 		{"no selector", ClusterResource{APIGroups: []string{""}, Resources: []string{"nodes"}}, 1},
-		{"empty resources", ClusterResource{APIGroups: []string{""}, Selector: ptr(ml())}, 1},
+		{"empty resources select nothing but are valid", ClusterResource{APIGroups: []string{""}, Selector: ptr(ml())}, 0},
 		{"kind without get", ClusterResource{APIGroups: []string{"example.com"}, Resources: []string{"widgets"}, Selector: ptr(ml())}, 1},
 		{"bad selector", ClusterResource{APIGroups: []string{""}, Resources: []string{"nodes"}, Selector: ptr(ml("bad key!", "x"))}, 1},
 	}

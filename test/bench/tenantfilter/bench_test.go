@@ -161,7 +161,7 @@ func run(b *testing.B, bin string) {
 		tenants: *flagTenants, namespaces: *flagTenants * *flagPerTenant, requests: n,
 		direct: direct, directSel: directSel, owner: viaOwner, groupie: viaGroupie,
 		callsPerReq: calls, tokenReviewsPerReq: d.tokenReviews / float64(n), rawDelta: d.total,
-		background: rate.total * elapsed.Seconds(), coldCalls: coldD.total, coldTokenReviews: coldD.tokenReviews, rssKB: rss,
+		background: rate.total * elapsed.Seconds(), deltaTop: d.top(4), coldCalls: coldD.total, coldTokenReviews: coldD.tokenReviews, rssKB: rss,
 	})
 }
 

@@ -15,17 +15,44 @@ import (
 // exposition: all requests, and TokenReviews alone.
 type requestCounts struct {
 	total, tokenReviews float64
+	// byKind is keyed by "VERB resource" (e.g. "LIST namespaces"), to say
+	// where a delta comes from.
+	byKind map[string]float64
 }
 
 func (c requestCounts) sub(o requestCounts) requestCounts {
-	return requestCounts{total: c.total - o.total, tokenReviews: c.tokenReviews - o.tokenReviews}
+	d := requestCounts{total: c.total - o.total, tokenReviews: c.tokenReviews - o.tokenReviews, byKind: map[string]float64{}}
+	for k, v := range c.byKind {
+		if x := v - o.byKind[k]; x != 0 {
+			d.byKind[k] = x
+		}
+	}
+	return d
+}
+
+// top returns the n largest byKind entries, formatted.
+func (c requestCounts) top(n int) string {
+	type kv struct {
+		k string
+		v float64
+	}
+	var l []kv
+	for k, v := range c.byKind {
+		l = append(l, kv{k, v})
+	}
+	sort.Slice(l, func(i, j int) bool { return l[i].v > l[j].v || l[i].v == l[j].v && l[i].k < l[j].k })
+	var parts []string
+	for i := 0; i < len(l) && i < n; i++ {
+		parts = append(parts, fmt.Sprintf("%s: %.0f", l[i].k, l[i].v))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // parseRequestTotals reads the apiserver_request_total samples. The scrape
 // of /metrics itself is not a resource request, so only samples with a
 // non-empty resource label count: the scrapes do not inflate the deltas.
 func parseRequestTotals(text string) (requestCounts, error) {
-	var c requestCounts
+	c := requestCounts{byKind: map[string]float64{}}
 	sc := bufio.NewScanner(strings.NewReader(text))
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
@@ -46,6 +73,7 @@ func parseRequestTotals(text string) (requestCounts, error) {
 			continue
 		}
 		c.total += v
+		c.byKind[labels["verb"]+" "+labels["resource"]] += v
 		if labels["resource"] == "tokenreviews" {
 			c.tokenReviews += v
 		}

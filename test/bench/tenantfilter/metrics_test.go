@@ -19,6 +19,9 @@ apiserver_request_totalx{resource="namespaces"} 100
 	if c.total != 10 || c.tokenReviews != 3 {
 		t.Fatalf("got %+v, want total 10 (non-resource scrapes excluded), tokenReviews 3", c)
 	}
+	if got := c.sub(requestCounts{}).top(1); got != "LIST namespaces: 7" {
+		t.Fatalf("top = %q", got)
+	}
 }
 
 func TestPercentile(t *testing.T) {

@@ -12,6 +12,7 @@ type reportData struct {
 	direct, directSel, owner, groupie *latencies
 	callsPerReq, tokenReviewsPerReq   float64
 	rawDelta, background              float64
+	deltaTop                          string
 	coldCalls, coldTokenReviews       float64
 	rssKB                             int64
 }
@@ -41,6 +42,7 @@ func report(w io.Writer, r reportData) {
 	tw.Flush()
 	fmt.Fprintf(w, "\ndownstream calls per filtered request once warm: %.3f (raw delta %.0f over %d requests, idle background %.1f subtracted)\n",
 		r.callsPerReq, r.rawDelta, r.requests, r.background)
+	fmt.Fprintf(w, "  where the delta went: %s\n", r.deltaTop)
 	fmt.Fprintf(w, "TokenReviews per filtered request once warm: %.3f (capsule-proxy: >= 3)\n", r.tokenReviewsPerReq)
 	fmt.Fprintf(w, "first request with an unseen token: %.0f downstream calls, %.0f TokenReviews\n", r.coldCalls, r.coldTokenReviews)
 	fmt.Fprintf(w, "provider RSS once warm: %.1f MiB\n", float64(r.rssKB)/1024)

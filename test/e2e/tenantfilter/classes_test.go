@@ -34,7 +34,20 @@ func TestOwnersClassGrants(t *testing.T) {
 	wind := newTenant(uniq("cls-wind"), userOwner("rules-owner",
 		kindOps(capsulev1beta2.NodesProxy, capsulev1beta2.ListOperation, capsulev1beta2.UpdateOperation),
 		kindOps(capsulev1beta2.StorageClassesProxy, capsulev1beta2.ListOperation),
-		kindOps(capsulev1beta2.PersistentVolumesProxy, capsulev1beta2.ListOperation)))
+		kindOps(capsulev1beta2.PersistentVolumesProxy, capsulev1beta2.ListOperation),
+		kindOps(capsulev1beta2.IngressClassesProxy, capsulev1beta2.ListOperation, capsulev1beta2.DeleteOperation),
+		kindOps(capsulev1beta2.PriorityClassesProxy, capsulev1beta2.ListOperation)))
+	icMine, icOther, pcMine, pcOther := pool+"-ic-nginx", pool+"-ic-other", pool+"-pc-high", pool+"-pc-other"
+	createIngressClass(t, icMine)
+	createIngressClass(t, icOther)
+	createPriorityClass(t, pcMine, map[string]string{"tier": pool})
+	createPriorityClass(t, pcOther, nil)
+	wind.Spec.IngressOptions.AllowedClasses = &capsulev1beta2.DefaultAllowedListSpec{
+		SelectorAllowedListSpec: capsulev1beta2.SelectorAllowedListSpec{AllowedListSpec: capsulev1beta2.AllowedListSpec{Exact: []string{icMine}}},
+	}
+	wind.Spec.PriorityClasses = &capsulev1beta2.DefaultAllowedListSpec{
+		SelectorAllowedListSpec: capsulev1beta2.SelectorAllowedListSpec{LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{"tier": pool}}},
+	}
 	wind.Spec.NodeSelector = map[string]string{"pool": pool + "-wind"}
 	wind.Spec.StorageClasses = &capsulev1beta2.DefaultAllowedListSpec{
 		SelectorAllowedListSpec: capsulev1beta2.SelectorAllowedListSpec{
@@ -154,6 +167,31 @@ func TestOwnersClassGrants(t *testing.T) {
 		out, err := p.Kubectl(t, "rules-owner", "get", "storageclasses")
 		if err != nil || !strings.Contains(out, scFast) || strings.Contains(out, scOther) || !strings.Contains(out, "PROVISIONER") {
 			t.Fatalf("kubectl get storageclasses: %v: %s", err, out)
+		}
+	})
+
+	t.Run("ingress classes with Delete, priority classes by labels", func(t *testing.T) {
+		eventually(t, time.Minute, func() error {
+			code, body := p.Do(t, "rules-owner", http.MethodGet, "/apis/networking.k8s.io/v1/ingressclasses", "", nil)
+			if code != http.StatusOK {
+				return fmt.Errorf("list: %d %s", code, body)
+			}
+			if got := only(listNames(t, body), pool); fmt.Sprint(got) != fmt.Sprint([]string{icMine}) {
+				return fmt.Errorf("ingress classes = %v", got)
+			}
+			return nil
+		})
+		out, err := p.Kubectl(t, "rules-owner", "delete", "ingressclass", icMine, "--dry-run=server")
+		if err != nil || !strings.Contains(out, "deleted (server dry run)") {
+			t.Fatalf("kubectl delete ingressclass --dry-run=server: %v: %s", err, out)
+		}
+		if _, err := p.Kubectl(t, "rules-owner", "delete", "ingressclass", icOther, "--dry-run=server"); err == nil || !strings.Contains(err.Error(), "not found") {
+			t.Fatalf("delete outside the grant: %v", err)
+		}
+		code, body := p.Do(t, "rules-owner", http.MethodGet, "/apis/scheduling.k8s.io/v1/priorityclasses", "", nil)
+		expectCode(t, "list priority classes", code, body, http.StatusOK)
+		if got := only(listNames(t, body), pool); fmt.Sprint(got) != fmt.Sprint([]string{pcMine}) {
+			t.Fatalf("priority classes = %v", got)
 		}
 	})
 

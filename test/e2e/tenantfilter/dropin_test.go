@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
 
+	capsulev1beta1 "github.com/wharfhub/wharf/providers/tenantfilter/apis/capsule/v1beta1"
 	capsulev1beta2 "github.com/wharfhub/wharf/providers/tenantfilter/apis/capsule/v1beta2"
 )
 
@@ -34,9 +35,17 @@ func TestDropIn(t *testing.T) {
 	createTenantNamespace(t, windT, w1, linkCapsule)
 	createTenantNamespace(t, windT, w2, linkProject)
 	createTenantNamespace(t, solarT, s1, linkCapsule)
-	for name, nss := range map[string][]string{wind: {w2, w1}, solar: {s1}} {
+	// "Capsule's" statuses. wind's deliberately differs from what our
+	// controller would compute (it lacks w2), so a controller that ran
+	// despite --status-controller=false would show.
+	for name, nss := range map[string][]string{wind: {w1}, solar: {s1}} {
 		writeCapsuleStatus(t, name, nss)
 	}
+
+	witness := uniq("dropin-witness")
+	createGlobalProxySettings(t, witness, capsulev1beta1.GlobalSubjectSpec{
+		Subjects: []capsulev1beta1.GlobalSubject{{Kind: capsulev1beta2.UserOwner, Name: "nobody"}},
+	})
 
 	p := startProxy(t, proxyOptions{TLS: true, Args: []string{"--status-controller=false"}})
 
@@ -87,9 +96,24 @@ func TestDropIn(t *testing.T) {
 	createTenantNamespace(t, windT, w4, linkProject)
 	waitAdded(t, w, w4, s2)
 
-	// With --status-controller=false the proxy left Capsule's statuses alone.
-	if got := getTenant(t, wind).Status.Namespaces; !reflect.DeepEqual(got, []string{w2, w1}) {
-		t.Errorf("tenant %s status was rewritten with the controller off: %v", wind, got)
+	// With --status-controller=false the proxy leaves Capsule's statuses
+	// alone. A negative needs a window: 5s, longer than the controller
+	// takes to sync and write when it is on (it does so at start, see
+	// status_test.go). The witness GlobalProxySettings would get a Ready
+	// condition, and wind's status the namespaces "Capsule" left out.
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if got := getTenant(t, wind).Status.Namespaces; !reflect.DeepEqual(got, []string{w1}) {
+			t.Fatalf("tenant %s status was rewritten with the controller off: %v", wind, got)
+		}
+		u, err := adminDynamic().Resource(capsulev1beta1.GlobalProxySettingsGVR).Get(testCtx(t), witness, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st, ok := u.Object["status"]; ok {
+			t.Fatalf("GlobalProxySettings %s got a status with the controller off: %v", witness, st)
+		}
+		time.Sleep(250 * time.Millisecond)
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,7 +23,7 @@ import (
 // The grants scenarios' own users, so that their tenants and settings never
 // change what other tests' users see.
 func init() {
-	for _, n := range []string{"rules-owner", "rules-owner2", "rules-viewer", "rules-g1", "rules-g2", "rules-g3", "rules-g4", "rules-g5", "rules-g6"} {
+	for _, n := range []string{"rules-owner", "rules-owner2", "rules-owner-rev", "rules-owner-ps", "rules-viewer", "rules-g1", "rules-g2", "rules-g3", "rules-g4", "rules-g5", "rules-g6"} {
 		testUsers = append(testUsers, kube.User{Name: n, Groups: []string{capsuleGroup}})
 	}
 	testUsers = append(testUsers, kube.User{Name: "rules-outsider", Groups: []string{"rules-plain"}})
@@ -40,6 +42,22 @@ func createStorageClass(t testing.TB, name string, labels map[string]string) {
 	sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Provisioner: "example.com/none"}
 	if _, err := adminClientset().StorageV1().StorageClasses().Create(testCtx(t), sc, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create storage class %s: %v", name, err)
+	}
+}
+
+func createIngressClass(t testing.TB, name string) {
+	t.Helper()
+	ic := &networkingv1.IngressClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: networkingv1.IngressClassSpec{Controller: "example.com/none"}}
+	if _, err := adminClientset().NetworkingV1().IngressClasses().Create(testCtx(t), ic, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create ingress class %s: %v", name, err)
+	}
+}
+
+func createPriorityClass(t testing.TB, name string, labels map[string]string) {
+	t.Helper()
+	pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Value: 1000}
+	if _, err := adminClientset().SchedulingV1().PriorityClasses().Create(testCtx(t), pc, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create priority class %s: %v", name, err)
 	}
 }
 

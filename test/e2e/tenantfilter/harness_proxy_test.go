@@ -264,6 +264,11 @@ func (p *proxy) Kubeconfig(t testing.TB, user string) string {
 // stdout; err carries stderr.
 func (p *proxy) Kubectl(t testing.TB, user string, args ...string) (string, error) {
 	t.Helper()
+	if p.CA == nil {
+		// clientcmd applies a kubeconfig's credentials only to TLS
+		// servers, so kubectl would reach a plain-HTTP proxy anonymously.
+		t.Fatal("kubectl sends credentials only over TLS: start this proxy with proxyOptions{TLS: true}")
+	}
 	return runKubectl(t, p.Kubeconfig(t, user), args...)
 }
 

@@ -22,7 +22,7 @@ func TestProxySetting(t *testing.T) {
 	mine, other := pool+"-mine", pool+"-other"
 	createNode(t, mine, map[string]string{"pool": mine})
 	createNode(t, other, map[string]string{"pool": other})
-	tnt := newTenant(uniq("ps-t"), userOwner("rules-owner", kindOps(capsulev1beta2.NodesProxy, capsulev1beta2.ListOperation)))
+	tnt := newTenant(uniq("ps-t"), userOwner("rules-owner-ps", kindOps(capsulev1beta2.NodesProxy, capsulev1beta2.ListOperation)))
 	tnt.Spec.NodeSelector = map[string]string{"pool": mine}
 	tnt = createTenant(t, tnt)
 	ns := uniq("ps-ns")
@@ -82,7 +82,7 @@ func TestProxySetting(t *testing.T) {
 			TypeMeta:   metav1.TypeMeta{APIVersion: capsulev1beta1.SchemeGroupVersion.String(), Kind: "ProxySetting"},
 			ObjectMeta: metav1.ObjectMeta{Name: uniq("ps-self"), Namespace: ns},
 			Spec: capsulev1beta1.ProxySettingSpec{Subjects: []capsulev1beta1.OwnerSpec{
-				subject("rules-owner", capsulev1beta2.ListOperation, capsulev1beta2.UpdateOperation, capsulev1beta2.DeleteOperation),
+				subject("rules-owner-ps", capsulev1beta2.ListOperation, capsulev1beta2.UpdateOperation, capsulev1beta2.DeleteOperation),
 				subject("rules-g6", capsulev1beta2.UpdateOperation),
 				// A legitimate grant in the same object shows when the
 				// cache has it.
@@ -90,7 +90,7 @@ func TestProxySetting(t *testing.T) {
 			}},
 		}
 		body, _ := json.Marshal(ps)
-		code, out := p.Do(t, "rules-owner", http.MethodPost, "/apis/capsule.clastix.io/v1beta1/namespaces/"+ns+"/proxysettings", string(body), nil)
+		code, out := p.Do(t, "rules-owner-ps", http.MethodPost, "/apis/capsule.clastix.io/v1beta1/namespaces/"+ns+"/proxysettings", string(body), nil)
 		expectCode(t, "owner writes a ProxySetting", code, out, http.StatusCreated)
 		eventually(t, time.Minute, func() error {
 			if code, out := listNodes("rules-g5"); code != http.StatusOK {
@@ -99,13 +99,13 @@ func TestProxySetting(t *testing.T) {
 			return nil
 		})
 		patch := http.Header{"Content-Type": {"application/merge-patch+json"}}
-		code, out = p.Do(t, "rules-owner", http.MethodPatch, "/api/v1/nodes/"+mine, `{"metadata":{"labels":{"self":"granted"}}}`, patch)
+		code, out = p.Do(t, "rules-owner-ps", http.MethodPatch, "/api/v1/nodes/"+mine, `{"metadata":{"labels":{"self":"granted"}}}`, patch)
 		expectCode(t, "owner patches with a self-granted Update", code, out, http.StatusForbidden)
-		code, out = p.Do(t, "rules-owner", http.MethodDelete, "/api/v1/nodes/"+mine+"?dryRun=All", "", nil)
+		code, out = p.Do(t, "rules-owner-ps", http.MethodDelete, "/api/v1/nodes/"+mine+"?dryRun=All", "", nil)
 		expectCode(t, "owner deletes with a self-granted Delete", code, out, http.StatusForbidden)
 		code, out = p.Do(t, "rules-g6", http.MethodGet, "/api/v1/nodes/"+mine, "", nil)
 		expectCode(t, "Update handed to another subject", code, out, http.StatusForbidden)
-		code, out = listNodes("rules-owner")
+		code, out = listNodes("rules-owner-ps")
 		expectCode(t, "owner list", code, out, http.StatusOK)
 	})
 }

@@ -40,7 +40,7 @@ func TestAccessReviews(t *testing.T) {
 	mine, other := pool+"-mine", pool+"-other"
 	createNode(t, mine, map[string]string{"pool": mine})
 	createNode(t, other, map[string]string{"pool": other})
-	tnt := newTenant(uniq("rev-t"), userOwner("rules-owner",
+	tnt := newTenant(uniq("rev-t"), userOwner("rules-owner-rev",
 		kindOps(capsulev1beta2.NodesProxy, capsulev1beta2.ListOperation, capsulev1beta2.UpdateOperation)))
 	tnt.Spec.NodeSelector = map[string]string{"pool": mine}
 	tnt = createTenant(t, tnt)
@@ -55,7 +55,7 @@ func TestAccessReviews(t *testing.T) {
 
 	t.Run("class grants", func(t *testing.T) {
 		eventually(t, time.Minute, func() error {
-			if !ssar(t, p, "rules-owner", nodes("list", "")) {
+			if !ssar(t, p, "rules-owner-rev", nodes("list", "")) {
 				return fmt.Errorf("list nodes not allowed")
 			}
 			return nil
@@ -68,7 +68,7 @@ func TestAccessReviews(t *testing.T) {
 			{"patch", other, false}, {"delete", mine, false}, {"watch", "", false}, {"create", "", false},
 		}
 		for _, tt := range tests {
-			if got := ssar(t, p, "rules-owner", nodes(tt.verb, tt.name)); got != tt.want {
+			if got := ssar(t, p, "rules-owner-rev", nodes(tt.verb, tt.name)); got != tt.want {
 				t.Errorf("SSAR %s nodes %q = %v, want %v", tt.verb, tt.name, got, tt.want)
 			}
 		}
@@ -92,7 +92,7 @@ func TestAccessReviews(t *testing.T) {
 	})
 
 	t.Run("namespaces for everyone", func(t *testing.T) {
-		for _, u := range []string{"rules-owner", "rules-viewer", "rules-outsider"} {
+		for _, u := range []string{"rules-owner-rev", "rules-viewer", "rules-outsider"} {
 			for _, v := range []string{"list", "watch"} {
 				if !ssar(t, p, u, authorizationv1.ResourceAttributes{Verb: v, Version: "v1", Resource: "namespaces"}) {
 					t.Errorf("%s: SSAR %s namespaces not allowed", u, v)
@@ -105,10 +105,10 @@ func TestAccessReviews(t *testing.T) {
 	})
 
 	t.Run("everything else asks the downstream", func(t *testing.T) {
-		if !ssar(t, p, "rules-owner", authorizationv1.ResourceAttributes{Verb: "create", Version: "v1", Resource: "configmaps", Namespace: ns}) {
+		if !ssar(t, p, "rules-owner-rev", authorizationv1.ResourceAttributes{Verb: "create", Version: "v1", Resource: "configmaps", Namespace: ns}) {
 			t.Error("an owner's native RBAC in its namespace is not reported")
 		}
-		if ssar(t, p, "rules-owner", authorizationv1.ResourceAttributes{Verb: "list", Version: "v1", Resource: "pods"}) {
+		if ssar(t, p, "rules-owner-rev", authorizationv1.ResourceAttributes{Verb: "list", Version: "v1", Resource: "pods"}) {
 			t.Error("cluster-wide pods allowed without ProxyAllNamespaced")
 		}
 	})
@@ -116,7 +116,7 @@ func TestAccessReviews(t *testing.T) {
 	t.Run("ProxyAllNamespaced", func(t *testing.T) {
 		all := startGrantsTarget(t, grantsOptions{AllNamespaced: true})
 		eventually(t, time.Minute, func() error {
-			if !ssar(t, all, "rules-owner", authorizationv1.ResourceAttributes{Verb: "list", Version: "v1", Resource: "pods"}) {
+			if !ssar(t, all, "rules-owner-rev", authorizationv1.ResourceAttributes{Verb: "list", Version: "v1", Resource: "pods"}) {
 				return fmt.Errorf("cluster-wide pods not allowed")
 			}
 			return nil
@@ -133,7 +133,7 @@ func TestAccessReviews(t *testing.T) {
 		})
 		var r authorizationv1.SelfSubjectRulesReview
 		eventually(t, time.Minute, func() error {
-			code, out := p.Do(t, "rules-owner", http.MethodPost, "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", string(body), nil)
+			code, out := p.Do(t, "rules-owner-rev", http.MethodPost, "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", string(body), nil)
 			if code != http.StatusCreated {
 				return fmt.Errorf("SSRR: %d %s", code, out)
 			}
@@ -156,15 +156,15 @@ func TestAccessReviews(t *testing.T) {
 	})
 
 	t.Run("kubectl auth can-i", func(t *testing.T) {
-		out, err := p.Kubectl(t, "rules-owner", "auth", "can-i", "list", "nodes")
+		out, err := p.Kubectl(t, "rules-owner-rev", "auth", "can-i", "list", "nodes")
 		if err != nil || strings.TrimSpace(out) != "yes" {
 			t.Fatalf("can-i list nodes: %v: %s", err, out)
 		}
-		out, _ = p.Kubectl(t, "rules-owner", "auth", "can-i", "delete", "nodes/"+mine)
+		out, _ = p.Kubectl(t, "rules-owner-rev", "auth", "can-i", "delete", "nodes/"+mine)
 		if strings.TrimSpace(out) != "no" {
 			t.Fatalf("can-i delete node: %s", out)
 		}
-		out, err = p.Kubectl(t, "rules-owner", "auth", "can-i", "--list", "-n", ns)
+		out, err = p.Kubectl(t, "rules-owner-rev", "auth", "can-i", "--list", "-n", ns)
 		if err != nil || !strings.Contains(out, "nodes") || !strings.Contains(out, "namespaces") {
 			t.Fatalf("can-i --list: %v: %s", err, out)
 		}

@@ -125,7 +125,7 @@ func waitTenantNamespaces(t *testing.T, name string, want []string) {
 }
 
 func TestStatusTenantNamespaces(t *testing.T) {
-	p := startProxy(t, proxyOptions{})
+	p := startProxy(t, proxyOptions{TLS: true})
 	owner := freshUser(t)
 	tnt := createTenant(t, newTenant(uniq("status-tenant"), userOwner(owner)))
 	a, b, c := uniq("st-label"), uniq("st-project"), uniq("st-ref")
