@@ -108,7 +108,7 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	base := func(net.Listener) context.Context { return ctx }
 	main := &http.Server{Handler: s.main, TLSConfig: s.cfg.TLS, BaseContext: base,
-		ReadHeaderTimeout: 30 * time.Second, ErrorLog: nil}
+		ReadHeaderTimeout: 30 * time.Second}
 	metrics := &http.Server{Handler: s.metrics, BaseContext: base, ReadHeaderTimeout: 30 * time.Second}
 
 	errc := make(chan error, 3)

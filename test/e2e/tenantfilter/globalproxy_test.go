@@ -205,3 +205,39 @@ func TestGlobalProxySettings(t *testing.T) {
 		})
 	})
 }
+
+// TestGrantedReadsFromCache: once warm, a granted JSON list or named GET of
+// a cluster-scoped kind is answered from the informer: the downstream sees
+// no request for it (counted by a recording proxy in front of the
+// kube-apiserver).
+func TestGrantedReadsFromCache(t *testing.T) {
+	pool := uniq("gpc")
+	node := pool + "-a"
+	createNode(t, node, map[string]string{"pool": node})
+	createGlobalProxySettings(t, uniq("gpc"), globalRule("rules-g1", []string{""}, []string{"nodes"}, nil, map[string]string{"pool": node}))
+	rec, kc := startRecorder(t)
+	p := startProxy(t, proxyOptions{TLS: true, Kubeconfig: kc, Args: grantsOptions{ClusterScoped: true}.args()})
+	eventually(t, time.Minute, func() error {
+		code, body := p.Do(t, "rules-g1", http.MethodGet, "/api/v1/nodes", "", nil)
+		if code != http.StatusOK || len(only(listNames(t, body), pool)) != 1 {
+			return fmt.Errorf("list: %d %s", code, body)
+		}
+		return nil
+	})
+	beforeNodes, beforeAll := len(rec.requests("/api/v1/nodes")), len(rec.requests("/"))
+	const n = 10
+	for range n {
+		code, body := p.Do(t, "rules-g1", http.MethodGet, "/api/v1/nodes", "", nil)
+		expectCode(t, "list", code, body, http.StatusOK)
+		code, body = p.Do(t, "rules-g1", http.MethodGet, "/api/v1/nodes/"+node, "", nil)
+		expectCode(t, "get", code, body, http.StatusOK)
+	}
+	nodes, all := len(rec.requests("/api/v1/nodes"))-beforeNodes, len(rec.requests("/"))-beforeAll
+	t.Logf("%d granted reads: %d downstream requests for nodes, %d downstream requests in all (%.2f per read)", 2*n, nodes, all, float64(all)/float64(2*n))
+	if nodes != 0 {
+		t.Fatalf("granted reads went downstream %d times; want none once warm", nodes)
+	}
+	if all > 2*n {
+		t.Fatalf("%d downstream requests for %d reads; want at most one each", all, 2*n)
+	}
+}

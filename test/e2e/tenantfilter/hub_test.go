@@ -62,7 +62,9 @@ func hubBinaryPath(t testing.TB) string {
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
-func startHub(t *testing.T) *hubProc {
+// startHub starts the hub; downstreamKubeconfig is the provider's
+// credential for downstream "shared".
+func startHub(t *testing.T, downstreamKubeconfig string) *hubProc {
 	t.Helper()
 	dir := t.TempDir()
 	h := &hubProc{dataDir: filepath.Join(dir, "data"), log: &testutil.Buffer{}, exited: make(chan struct{})}
@@ -80,7 +82,7 @@ func startHub(t *testing.T) *hubProc {
 	must(t, os.WriteFile(tokenFile, []byte(tokens.String()), 0o600))
 	must(t, os.MkdirAll(plugins, 0o755))
 	must(t, os.Symlink(proxyBinary(t), filepath.Join(plugins, proxyBinaryName)))
-	must(t, os.WriteFile(cfg, []byte(fmt.Sprintf("clusters:\n- name: %s\n  kubeconfig: %s\n", downstreamName, fx.Kubeconfig())), 0o600))
+	must(t, os.WriteFile(cfg, []byte(fmt.Sprintf("clusters:\n- name: %s\n  kubeconfig: %s\n", downstreamName, downstreamKubeconfig)), 0o600))
 	port := freePort(t)
 	h.URL = fmt.Sprintf("https://127.0.0.1:%d", port)
 	h.cmd = exec.Command(hubBinaryPath(t), "--data-dir", h.dataDir, "--secure-port", fmt.Sprint(port),
@@ -139,11 +141,16 @@ func (h *hubProc) do(token, path string) (int, string) {
 	return h.doURL(token, h.base()+path)
 }
 
-func (h *hubProc) doURL(token, u string) (int, string) {
+func (h *hubProc) doURL(token, u string) (int, string) { return h.doHeader(token, u, nil) }
+
+func (h *hubProc) doHeader(token, u string, hdr http.Header) (int, string) {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(h.CA)
 	c := &http.Client{Timeout: time.Minute, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
 	req, _ := http.NewRequest(http.MethodGet, u, nil)
+	for k, v := range hdr {
+		req.Header[k] = v
+	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	if token == h.adminToken {
 		// The admin has no home workspace; name one.
@@ -166,7 +173,8 @@ func TestThroughHub(t *testing.T) {
 	a, b := uniq("hwind-a"), uniq("hsolar-a")
 	createTenantNamespace(t, wind, a, linkCapsule)
 	createTenantNamespace(t, solar, b, linkCapsule)
-	h := startHub(t)
+	rec, kc := startRecorder(t)
+	h := startHub(t, kc)
 
 	for _, tc := range []struct{ user, mine, not string }{{"alice", a, b}, {"bob", b, a}} {
 		kc := fx.WriteKubeconfig(t, uniq("hub-"+tc.user), &rest.Config{Host: h.base(), BearerToken: hubUsers[tc.user],
@@ -188,6 +196,24 @@ func TestThroughHub(t *testing.T) {
 		if _, err := runKubectl(t, kc, "get", "namespace", tc.not); err == nil || !strings.Contains(err.Error(), "NotFound") {
 			t.Fatalf("%s get ns %s through the hub: %v, want NotFound", tc.user, tc.not, err)
 		}
+	}
+	// What reached the downstream for the hub's users: the provider's
+	// credential, never the caller's hub token, and no X-Kedge-* headers.
+	adminToken := fx.Config().BearerToken
+	for _, r := range rec.requests("/api/v1/namespaces") {
+		if a := r.Header.Get("Authorization"); a != "Bearer "+adminToken {
+			t.Fatalf("%s forwarded with a credential that is not the provider's", r.Path)
+		}
+		for k := range r.Header {
+			if strings.HasPrefix(strings.ToLower(k), "x-kedge-") {
+				t.Fatalf("%s forwarded %s downstream", r.Path, k)
+			}
+		}
+	}
+	code, _ := h.doHeader(hubUsers["alice"], h.base()+"/api/v1/namespaces/kube-system/configmaps",
+		http.Header{"Impersonate-User": {"system:admin"}, "Impersonate-Group": {"system:masters"}})
+	if code != http.StatusForbidden {
+		t.Fatalf("alice impersonating system:masters through the hub: %d, want 403", code)
 	}
 	// A caller who is no tenant user gets the downstream's own answer.
 	if code, body := h.do(hubUsers["mallory"], "/api/v1/namespaces"); code != http.StatusForbidden {
