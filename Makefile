@@ -77,6 +77,7 @@ bench: build
 	$(GO) run ./test/bench/rbac -bin $(BIN)/wharf-hub
 	$(GO) test -tags rpbench -run='^$$' -bench=. -benchtime=1x -timeout=20m ./test/bench/resourceproxy
 	WHARF_BENCH_EDGES=1 $(GO) test -count=1 -run='^$$' -bench='^BenchmarkEdges$$' -benchtime=1x -timeout=15m ./test/bench/edges
+	WHARF_BENCH_TENANTFILTER=1 $(GO) test -count=1 -run='^$$' -bench='^BenchmarkTenantFilter$$' -benchtime=1x -timeout=30m ./test/bench/tenantfilter
 	$(MAKE) --no-print-directory bench-providers
 
 # bench-providers compares the hub's backend proxy with nginx and with no
@@ -99,6 +100,9 @@ OPENAPI_PKGS := k8s.io/api/core/v1 k8s.io/api/events/v1 k8s.io/api/rbac/v1 k8s.i
 generate:
 	$(GO) run k8s.io/code-generator/cmd/deepcopy-gen@v0.37.2 --output-file zz_generated.deepcopy.go \
 	  --go-header-file hub/openapi/header.txt ./hub/apis/tenancy/v1alpha1 ./hub/apis/providers/v1alpha1
+	# tenant filter: Capsule's and capsule-proxy's kinds.
+	$(GO) run k8s.io/code-generator/cmd/deepcopy-gen@v0.37.2 --output-file zz_generated.deepcopy.go \
+	  --go-header-file hub/openapi/header.txt ./providers/tenantfilter/apis/capsule/v1beta2 ./providers/tenantfilter/apis/capsule/v1beta1
 	$(GO) run k8s.io/kube-openapi/cmd/openapi-gen@$(KUBE_OPENAPI_VERSION) --output-dir hub/openapi \
 	  --output-pkg github.com/wharfhub/wharf/hub/openapi --output-file zz_generated.openapi.go \
 	  --output-model-name-file zz_generated.model_name.go \

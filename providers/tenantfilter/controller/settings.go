@@ -1,0 +1,228 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	capsulev1beta1 "github.com/wharfhub/wharf/providers/tenantfilter/apis/capsule/v1beta1"
+	capsulev1beta2 "github.com/wharfhub/wharf/providers/tenantfilter/apis/capsule/v1beta2"
+)
+
+// Ready condition reasons.
+const (
+	ReasonValid                = "Valid"
+	ReasonInvalidOperation     = "InvalidOperation"
+	ReasonUnsupportedResource  = "UnsupportedResource"
+	ReasonNamespacedResource   = "NamespacedResource"
+	ReasonInvalidSelector      = "InvalidSelector"
+	ReasonInvalidProxySettings = "InvalidProxySettings"
+	ReasonNotInTenant          = "NotInTenantNamespace"
+)
+
+// verdict is the outcome of validating one settings object.
+type verdict struct {
+	ok      bool
+	reason  string
+	message string
+}
+
+func invalid(reason, format string, args ...any) verdict {
+	return verdict{reason: reason, message: fmt.Sprintf(format, args...)}
+}
+
+// validateClusterResource checks one clusterResources entry against the
+// operations GlobalProxySettings support and against discovery: every
+// resource it names must be cluster-scoped and support get wherever its
+// apiGroups patterns find it. Resources not (yet) discovered are not an
+// error: a CRD installed later is picked up on re-validation.
+func validateClusterResource(path string, cr capsulev1beta1.ClusterResource, disc []apiResource) (verdict, bool) {
+	for _, op := range cr.Operations {
+		if op != capsulev1beta1.ClusterResourceOperationList && op != capsulev1beta1.ClusterResourceOperationGet {
+			return invalid(ReasonInvalidOperation, "%s: operation %q is not supported; use List or Get", path, op), false
+		}
+	}
+	if cr.Selector == nil {
+		return invalid(ReasonInvalidSelector, "%s: a selector is required", path), false
+	}
+	if _, err := metav1.LabelSelectorAsSelector(cr.Selector); err != nil {
+		return invalid(ReasonInvalidSelector, "%s: %v", path, err), false
+	}
+	for _, res := range cr.Resources {
+		if res == "*" {
+			continue // a wildcard selects only what qualifies
+		}
+		for _, d := range disc {
+			if d.name != res || !anyGroupMatches(cr.APIGroups, d.gv) {
+				continue
+			}
+			gr := schema.GroupResource{Group: d.gv.Group, Resource: d.name}.String()
+			if d.namespaced {
+				return invalid(ReasonNamespacedResource, "%s: %s (%s) is namespaced; only cluster-scoped resources can be selected", path, gr, d.gv.Version), false
+			}
+			if !d.hasVerb("get") {
+				return invalid(ReasonUnsupportedResource, "%s: %s (%s) does not support get", path, gr, d.gv.Version), false
+			}
+		}
+	}
+	return verdict{}, true
+}
+
+func anyGroupMatches(patterns []string, gv schema.GroupVersion) bool {
+	for _, p := range patterns {
+		if groupMatches(p, gv) {
+			return true
+		}
+	}
+	return false
+}
+
+// validateGlobal validates a GlobalProxySettings spec.
+func validateGlobal(spec capsulev1beta1.GlobalProxySettingsSpec, disc []apiResource) verdict {
+	for i, r := range spec.Rules {
+		for j, cr := range r.ClusterResources {
+			if v, ok := validateClusterResource(fmt.Sprintf("rules[%d].clusterResources[%d]", i, j), cr, disc); !ok {
+				return v
+			}
+		}
+	}
+	return verdict{ok: true, reason: ReasonValid, message: fmt.Sprintf("%d rule(s) valid", len(spec.Rules))}
+}
+
+var (
+	validKinds = map[capsulev1beta2.ProxyServiceKind]bool{
+		capsulev1beta2.NodesProxy: true, capsulev1beta2.StorageClassesProxy: true, capsulev1beta2.IngressClassesProxy: true,
+		capsulev1beta2.PriorityClassesProxy: true, capsulev1beta2.RuntimeClassesProxy: true, capsulev1beta2.PersistentVolumesProxy: true,
+	}
+	validLegacyOps = map[capsulev1beta2.ProxyOperation]bool{
+		capsulev1beta2.ListOperation: true, capsulev1beta2.UpdateOperation: true, capsulev1beta2.DeleteOperation: true,
+	}
+)
+
+// validateProxySetting validates a ProxySetting spec; tenants are the
+// tenants its namespace belongs to (none: valid but grants nothing).
+func validateProxySetting(spec capsulev1beta1.ProxySettingSpec, namespace string, tenants []string, disc []apiResource) verdict {
+	for i, s := range spec.Subjects {
+		for j, ps := range s.ProxyOperations {
+			if !validKinds[ps.Kind] {
+				return invalid(ReasonInvalidProxySettings, "subjects[%d].proxySettings[%d]: kind %q is not supported", i, j, ps.Kind)
+			}
+			for _, op := range ps.Operations {
+				if !validLegacyOps[op] {
+					return invalid(ReasonInvalidOperation, "subjects[%d].proxySettings[%d]: operation %q is not supported; use List, Update or Delete", i, j, op)
+				}
+			}
+		}
+		for j, cr := range s.ClusterResources {
+			if v, ok := validateClusterResource(fmt.Sprintf("subjects[%d].clusterResources[%d]", i, j), cr, disc); !ok {
+				return v
+			}
+		}
+	}
+	if len(tenants) == 0 {
+		return verdict{ok: true, reason: ReasonNotInTenant,
+			message: fmt.Sprintf("namespace %s belongs to no tenant: this ProxySetting grants nothing", namespace)}
+	}
+	return verdict{ok: true, reason: ReasonValid,
+		message: fmt.Sprintf("applies to tenant %s; it never grants more than the tenant itself has", strings.Join(tenants, ", "))}
+}
+
+func (c *Controller) syncGlobal(ctx context.Context, name string) error {
+	obj, err := c.globals.Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	u := obj.(*unstructured.Unstructured)
+	var g capsulev1beta1.GlobalProxySettings
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &g); err != nil {
+		return c.writeReady(ctx, capsulev1beta1.GlobalProxySettingsGVR, u, invalid("InvalidSpec", "cannot decode spec: %v", err))
+	}
+	return c.writeReady(ctx, capsulev1beta1.GlobalProxySettingsGVR, u, validateGlobal(g.Spec, c.disc.resources()))
+}
+
+func (c *Controller) syncProxySetting(ctx context.Context, namespace, name string) error {
+	obj, err := c.proxySets.ByNamespace(namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	u := obj.(*unstructured.Unstructured)
+	var p capsulev1beta1.ProxySetting
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &p); err != nil {
+		return c.writeReady(ctx, capsulev1beta1.ProxySettingsGVR, u, invalid("InvalidSpec", "cannot decode spec: %v", err))
+	}
+	return c.writeReady(ctx, capsulev1beta1.ProxySettingsGVR, u, validateProxySetting(p.Spec, namespace, c.existingTenantsOf(namespace), c.disc.resources()))
+}
+
+// existingTenantsOf names the existing tenants namespace belongs to.
+func (c *Controller) existingTenantsOf(namespace string) []string {
+	ns, err := c.nsLister.Get(namespace)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, t := range namespaceTenants(ns) {
+		obj, err := c.tenants.Get(t)
+		if err != nil {
+			continue
+		}
+		if m, err := meta.Accessor(obj); err == nil && belongsTo(ns, t, m.GetUID()) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// writeReady sets status.observedGeneration and the Ready condition (with
+// the same observedGeneration) and writes the status only if it changed.
+func (c *Controller) writeReady(ctx context.Context, gvr schema.GroupVersionResource, u *unstructured.Unstructured, v verdict) error {
+	var st capsulev1beta1.SettingsStatus
+	if raw, ok := u.Object["status"]; ok {
+		b, _ := json.Marshal(raw)
+		_ = json.Unmarshal(b, &st) // a malformed status is overwritten below
+	}
+	before := st.DeepCopy()
+	gen := u.GetGeneration()
+	status := metav1.ConditionTrue
+	if !v.ok {
+		status = metav1.ConditionFalse
+	}
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{
+		Type: capsulev1beta1.ConditionReady, Status: status, Reason: v.reason, Message: v.message,
+		ObservedGeneration: gen, LastTransitionTime: metav1.NewTime(c.clock.Now()),
+	})
+	st.ObservedGeneration = gen
+	if reflect.DeepEqual(before, &st) {
+		return nil
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&st)
+	if err != nil {
+		return err
+	}
+	upd := u.DeepCopy()
+	upd.Object["status"] = m
+	var ri interface {
+		UpdateStatus(context.Context, *unstructured.Unstructured, metav1.UpdateOptions) (*unstructured.Unstructured, error)
+	} = c.dyn.Resource(gvr)
+	if ns := u.GetNamespace(); ns != "" {
+		ri = c.dyn.Resource(gvr).Namespace(ns)
+	}
+	if _, err := ri.UpdateStatus(ctx, upd, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("%s %s status: %w", gvr.Resource, u.GetName(), err)
+	}
+	return nil
+}
