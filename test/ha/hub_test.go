@@ -55,7 +55,7 @@ func (b *bed) newHub(t *testing.T, s hubSpec) *hubProc {
 	cert, key := b.ca.issue(t, "hub-"+s.name)
 	dir := mkdir(t, filepath.Join(t.TempDir(), s.name))
 	tokens := filepath.Join(dir, "tokens.csv")
-	writeFile(t, tokens, []byte(loadToken+",ha-load,ha-load-uid,\"system:masters\"\n"+checkToken+",ha-check,ha-check-uid,\"\"\n"))
+	writeFile(t, tokens, []byte(loadToken+",ha-load,ha-load-uid,\"system:masters\"\n"+checkToken+",ha-check,ha-check-uid,\"ha-checkers\"\n"))
 	args := []string{
 		"--data-dir", dir, "--secure-port", fmt.Sprint(s.port), "--bind-address", "127.0.0.1",
 		"--external-url", s.externalURL, "--replica-name", s.name,
