@@ -34,6 +34,7 @@ func TestHA(t *testing.T) {
 	t.Run("hub replica loss", func(t *testing.T) { hubReplicaLoss(t, b, ws) })
 	t.Run("holder loss", func(t *testing.T) { holderLoss(t, b, 2) })
 	t.Run("rolling restart", func(t *testing.T) { rollingRestart(t, b, ws) })
+	t.Run("soak", func(t *testing.T) { soak(t, b) })
 }
 
 // settle runs the load for d, failing early if the test ends.
