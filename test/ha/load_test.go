@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -66,9 +67,14 @@ type loadSpec struct {
 	watched    []string // workspaces with a resuming watch each
 	mixed      bool     // updates, deletes and reads too, not only creates
 	pause      time.Duration
+	prefix     string // set by startLoad
 }
 
+// loads numbers the loads of a test run: object names must not repeat.
+var loads atomic.Int32
+
 func (b *bed) startLoad(t *testing.T, base string, s loadSpec) *load {
+	s.prefix = fmt.Sprintf("l%d", loads.Add(1))
 	ctx, cancel := context.WithCancel(t.Context())
 	ld := &load{l: newLedger(), cancel: cancel}
 	for _, ws := range s.watched {
@@ -91,7 +97,7 @@ func (ld *load) stop() { ld.cancel(); ld.wg.Wait() }
 func writer(ctx context.Context, id int, cms func(string) corev1client.ConfigMapInterface, s loadSpec, l *ledger) {
 	var mine []objKey
 	for seq := 0; ctx.Err() == nil; seq++ {
-		k := objKey{ws: s.workspaces[(id+seq)%len(s.workspaces)], name: fmt.Sprintf("w%d-%d", id, seq)}
+		k := objKey{ws: s.workspaces[(id+seq)%len(s.workspaces)], name: fmt.Sprintf("%s-w%d-%d", s.prefix, id, seq)}
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: k.name}, Data: map[string]string{"seq": fmt.Sprint(seq)}}
 		got, err := cms(k.ws).Create(ctx, cm, metav1.CreateOptions{})
 		switch {
