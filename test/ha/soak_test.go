@@ -40,6 +40,7 @@ func soakDuration(t *testing.T) (time.Duration, int) {
 func soak(t *testing.T, b *bed) {
 	d, nws := soakDuration(t)
 	ws := b.createWorkspaces(t, b.lb.URL, "soak", nws)
+	b.lb.waitAllUp(t, 2)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	var samplers []*sampler
