@@ -17,6 +17,7 @@ const shortWorkspaces = 12
 // TestHA runs the fault cases in order on one test bed: each leaves both
 // replicas and all etcd members running for the next.
 func TestHA(t *testing.T) {
+	t.Parallel()
 	b := newBed(t)
 	ws := b.createWorkspaces(t, b.lb.URL, "ha", shortWorkspaces)
 	// The probe prober watches the whole run: no two instances may ever
@@ -255,6 +256,7 @@ func rollingRestart(t *testing.T, b *bed, ws []string) {
 // load, restarts it on the same data dir and finds every acknowledged
 // write.
 func TestEmbeddedCrash(t *testing.T) {
+	t.Parallel()
 	_, probe := binaries(t)
 	b := &bed{ca: newCA(t), probe: probe}
 	port := freePorts(t, 1)[0]

@@ -30,6 +30,7 @@ type bed struct {
 	probe string // singleprobe binary
 	// servingLog is where every singleprobe instance logs what it served.
 	servingLog string
+	sseClient  *http.Client
 }
 
 // hubProc is one wharf-hub replica.

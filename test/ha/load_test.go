@@ -120,17 +120,24 @@ func writer(ctx context.Context, id int, cms func(string) corev1client.ConfigMap
 					cur.Data["updated"] = "yes"
 					cur, err = cms(u.ws).Update(ctx, cur, metav1.UpdateOptions{})
 				}
-				if err == nil {
+				switch {
+				case ctx.Err() != nil:
+					l.markUncertain(u) // cut by the test's own end: it may have been applied
+				case err == nil:
 					l.ack(u, objState{rv: cur.ResourceVersion}, false)
-				} else if ctx.Err() == nil {
+				default:
 					l.fail("update", &u, err)
 				}
 			case 3:
 				d := mine[0]
 				mine = mine[1:]
-				if err := cms(d.ws).Delete(ctx, d.name, metav1.DeleteOptions{}); err == nil {
+				err := cms(d.ws).Delete(ctx, d.name, metav1.DeleteOptions{})
+				switch {
+				case ctx.Err() != nil:
+					l.markUncertain(d)
+				case err == nil:
 					l.ack(d, objState{deleted: true}, false)
-				} else if ctx.Err() == nil {
+				default:
 					l.fail("delete", &d, err)
 				}
 			}

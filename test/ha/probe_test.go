@@ -20,6 +20,7 @@ type answer struct {
 	at       time.Time
 	ok       bool
 	instance string
+	why      string // for a failed one
 }
 
 // prober asks singleprobe who it is through one hub every 50 ms.
@@ -63,12 +64,15 @@ func (p *prober) ask(ctx context.Context) answer {
 	a := answer{at: time.Now()}
 	resp, err := p.hc.Do(req)
 	if err != nil {
+		a.why = classify(err)
 		return a
 	}
 	defer resp.Body.Close()
 	var body struct{ Instance string }
 	if resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(&body) == nil {
 		a.ok, a.instance = true, body.Instance
+	} else {
+		a.why = resp.Status
 	}
 	return a
 }

@@ -43,6 +43,10 @@ func soak(t *testing.T, b *bed) {
 	b.lb.waitAllUp(t, 2)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
+	// One pool for all the streams, as a browser has: a client per stream
+	// would leave an idle connection open on a hub each time.
+	b.sseClient = b.httpClient()
+	b.sseClient.Timeout = 30 * time.Second
 	var samplers []*sampler
 	for _, h := range b.hubs {
 		samplers = append(samplers, b.startSampler(ctx, h, 2*time.Second))
@@ -63,6 +67,7 @@ func soak(t *testing.T, b *bed) {
 	for _, a := range p.answers {
 		if !a.ok {
 			failed++
+			record(t, "singleprobe request failed at "+a.at.Format("15:04:05.000"), a.why)
 		}
 	}
 	record(t, "singleprobe requests (ok/failed)", fmt.Sprintf("%d/%d", len(p.answers)-failed, failed))
@@ -109,9 +114,7 @@ func (b *bed) sse(ctx context.Context) error {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.lb.URL+"/services/providers/singleprobe/events?n=10", nil)
 	req.Header.Set("Authorization", "Bearer "+loadToken)
 	req.Header.Set("X-Wharf-Workspace", "root")
-	hc := b.httpClient()
-	hc.Timeout = 30 * time.Second
-	resp, err := hc.Do(req)
+	resp, err := b.sseClient.Do(req)
 	if err != nil {
 		return err
 	}
