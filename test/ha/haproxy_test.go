@@ -4,12 +4,12 @@ import (
 	"encoding/csv"
 	"fmt"
 	"net"
-	"strconv"
-	"time"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // haproxy passes TLS through to the hub replicas (mode tcp) and takes a

@@ -49,7 +49,7 @@ func soak(t *testing.T, b *bed) {
 	b.sseClient.Timeout = 30 * time.Second
 	var samplers []*sampler
 	for _, h := range b.hubs {
-		samplers = append(samplers, b.startSampler(ctx, h, 2*time.Second))
+		samplers = append(samplers, b.startSampler(ctx, h, min(max(d/30, time.Second), 5*time.Second)))
 	}
 	ld := b.startLoad(t, b.lb.URL, loadSpec{writers: 6, workspaces: ws, watched: ws[:8], mixed: true, pause: 20 * time.Millisecond})
 	p := b.startProber(t, b.lb.URL)
