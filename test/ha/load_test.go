@@ -3,6 +3,7 @@ package ha
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -32,7 +33,12 @@ func (b *bed) restConfig(base, ws string) *rest.Config {
 // connections over the replicas.
 func (b *bed) configMaps(t *testing.T, base string) func(ws string) corev1client.ConfigMapInterface {
 	t.Helper()
-	hc, err := rest.HTTPClientFor(b.restConfig(base, "root"))
+	cfg := b.restConfig(base, "root")
+	// A config with its own dialer gets its own transport: client-go
+	// otherwise shares one per TLS config, and every writer's requests
+	// would ride one HTTP/2 connection to one replica.
+	cfg.Dial = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,6 +42,9 @@ func (b *bed) startProber(t *testing.T, base string) *prober {
 		defer close(p.done)
 		for ctx.Err() == nil {
 			a := p.ask(ctx)
+			if ctx.Err() != nil {
+				return // cut by the prober's own stop
+			}
 			p.mu.Lock()
 			p.answers = append(p.answers, a)
 			p.mu.Unlock()
@@ -64,7 +67,7 @@ func (p *prober) ask(ctx context.Context) answer {
 	a := answer{at: time.Now()}
 	resp, err := p.hc.Do(req)
 	if err != nil {
-		a.why = classify(err)
+		a.why = err.Error()
 		return a
 	}
 	defer resp.Body.Close()
