@@ -14,8 +14,7 @@ import (
 // and haproxy in front.
 func newBed(t *testing.T) *bed {
 	t.Helper()
-	hubBin, probe := binaries(t)
-	_ = hubBin
+	_, probe := binaries(t)
 	b := &bed{ca: newCA(t), probe: probe, servingLog: filepath.Join(t.TempDir(), "serving.log")}
 	b.etcd = startEtcd(t, b.ca)
 	ports := freePorts(t, 3)

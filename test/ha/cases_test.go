@@ -3,12 +3,10 @@ package ha
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // shortWorkspaces is how many workspaces the fault cases write into.
@@ -124,8 +122,6 @@ func (b *bed) etcdLeader(t *testing.T) int {
 	}
 	return i
 }
-
-var _ = clientv3.Config{}
 
 func hubReplicaLoss(t *testing.T, b *bed, ws []string) {
 	holder, _ := b.holder(t)
@@ -275,7 +271,5 @@ func TestEmbeddedCrash(t *testing.T) {
 	h.kill9()
 	ld.stop()
 	h.boot(t, b)
-	v := checkLoad(t, b, ld, h, ws)
-	_ = v
-	_ = os.Getpid
+	checkLoad(t, b, ld, h, ws)
 }
