@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
 )
 
 // shortWorkspaces is how many workspaces the fault cases write into.
