@@ -102,16 +102,31 @@ func (g *Gate) hold(ctx context.Context, name string, l *coordinationv1.Lease, w
 			next := l.DeepCopy()
 			rt := metav1.NewMicroTime(start)
 			next.Spec.RenewTime = &rt
-			got, err := g.leases().Update(ctx, next, metav1.UpdateOptions{})
+			// Bounded by the fence: a renewal hanging in a slow API must not
+			// keep this loop from stopping the provider at validUntil (the
+			// fence is only seen between renewals), and a hung attempt is
+			// retried rather than waited for.
+			rctx, cancel := context.WithTimeout(ctx, min(t.RetryPeriod, validUntil.Sub(start)))
+			got, err := g.leases().Update(rctx, next, metav1.UpdateOptions{})
+			cancel()
 			switch {
 			case err == nil:
 				l, validUntil = got, start.Add(t.RenewDeadline)
 				fence.Reset(validUntil.Sub(g.cfg.Clock.Now()))
 				renew.Reset(t.RetryPeriod)
 				continue
-			case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
-				// Someone else wrote it: whoever did, it is no longer ours.
+			case apierrors.IsConflict(err):
+				// A renewal whose answer was lost (a timeout) may have been
+				// applied: the Lease is still ours if it names this replica.
+				// Its write time is unknown, so the fence stays where it is.
+				if cur, gerr := g.leases().Get(ctx, l.Name, metav1.GetOptions{}); gerr == nil && cur.Spec.HolderIdentity != nil && *cur.Spec.HolderIdentity == g.cfg.Identity {
+					l = cur
+					renew.Reset(0)
+					continue
+				}
 				log.Info("Provider lease taken over by another writer; stopping the provider", "err", err)
+			case apierrors.IsNotFound(err):
+				log.Info("Provider lease deleted; stopping the provider")
 			default:
 				log.V(2).Info("Renewing provider lease failed; retrying", "err", err)
 				renew.Reset(t.PollPeriod)

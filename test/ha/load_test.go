@@ -117,8 +117,12 @@ func writer(ctx context.Context, id int, cms func(string) corev1client.ConfigMap
 			mine = append(mine, k)
 		}
 		if s.mixed && len(mine) > 2 {
-			switch seq % 4 {
-			case 1:
+			// Steady state: past keepLive objects a writer deletes one for
+			// each it creates, so the store (and the hubs' caches) stop
+			// growing and memory can be judged flat.
+			const keepLive = 40
+			switch {
+			case seq%4 == 1:
 				u := mine[len(mine)-2]
 				cur, err := cms(u.ws).Get(ctx, u.name, metav1.GetOptions{})
 				if err == nil {
@@ -134,7 +138,7 @@ func writer(ctx context.Context, id int, cms func(string) corev1client.ConfigMap
 				default:
 					l.fail("update", &u, err)
 				}
-			case 3:
+			case len(mine) > keepLive:
 				d := mine[0]
 				mine = mine[1:]
 				err := cms(d.ws).Delete(ctx, d.name, metav1.DeleteOptions{})
