@@ -3,6 +3,7 @@ package leases
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,40 +17,51 @@ import (
 )
 
 // partitioned cuts one replica off the API when cut is set: every Lease
-// call fails as a network partition would.
+// call fails as a network partition would, or, with hang, never answers
+// until its context ends (an overloaded API).
 type partitioned struct {
 	coordinationv1client.LeasesGetter
-	cut *atomic.Bool
+	cut  *atomic.Bool
+	hang bool
 }
 
 func (p partitioned) Leases(ns string) coordinationv1client.LeaseInterface {
-	return partitionedLeases{p.LeasesGetter.Leases(ns), p.cut}
+	return partitionedLeases{p.LeasesGetter.Leases(ns), p.cut, p.hang}
 }
 
 type partitionedLeases struct {
 	coordinationv1client.LeaseInterface
-	cut *atomic.Bool
+	cut  *atomic.Bool
+	hang bool
 }
 
 var errCut = errors.New("partitioned")
 
+func (p partitionedLeases) fail(ctx context.Context) error {
+	if p.hang {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return errCut
+}
+
 func (p partitionedLeases) Get(ctx context.Context, name string, o metav1.GetOptions) (*coordinationv1.Lease, error) {
 	if p.cut.Load() {
-		return nil, errCut
+		return nil, p.fail(ctx)
 	}
 	return p.LeaseInterface.Get(ctx, name, o)
 }
 
 func (p partitionedLeases) Update(ctx context.Context, l *coordinationv1.Lease, o metav1.UpdateOptions) (*coordinationv1.Lease, error) {
 	if p.cut.Load() {
-		return nil, errCut
+		return nil, p.fail(ctx)
 	}
 	return p.LeaseInterface.Update(ctx, l, o)
 }
 
 func (p partitionedLeases) Create(ctx context.Context, l *coordinationv1.Lease, o metav1.CreateOptions) (*coordinationv1.Lease, error) {
 	if p.cut.Load() {
-		return nil, errCut
+		return nil, p.fail(ctx)
 	}
 	return p.LeaseInterface.Create(ctx, l, o)
 }
@@ -62,6 +74,15 @@ func (p partitionedLeases) Create(ctx context.Context, l *coordinationv1.Lease, 
 // over early, or fenced late, shows two leaders at once.
 func TestGateFencesPartitionedHolder(t *testing.T) {
 	cl := kube.Start(t, kube.Options{})
+	for _, tc := range []struct {
+		name string
+		hang bool
+	}{{"refused", false}, {"hung", true}} {
+		t.Run(tc.name, func(t *testing.T) { fencesPartitionedHolder(t, cl, tc.hang) })
+	}
+}
+
+func fencesPartitionedHolder(t *testing.T, cl *kube.Cluster, hang bool) {
 	client := cl.Clientset(t).CoordinationV1()
 	timings := Timings{LeaseDuration: 2 * time.Second, RenewDeadline: 1200 * time.Millisecond, RetryPeriod: 400 * time.Millisecond, PollPeriod: 100 * time.Millisecond}
 	stopTakes := 600 * time.Millisecond
@@ -82,7 +103,7 @@ func TestGateFencesPartitionedHolder(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			g.Run(ctx, "fenced", func(lctx context.Context) {
+			g.Run(ctx, "fenced-"+fmt.Sprint(hang), func(lctx context.Context) {
 				if active.Add(1) > 1 {
 					overlap.Store(true)
 				}
@@ -101,7 +122,7 @@ func TestGateFencesPartitionedHolder(t *testing.T) {
 		return leading
 	}
 	var cutA atomic.Bool
-	aLeads := run("hub-a", partitioned{client, &cutA})
+	aLeads := run("hub-a", partitioned{client, &cutA, hang})
 	waitFor(t, "hub-a to lead", aLeads.Load)
 	bLeads := run("hub-b", client)
 	time.Sleep(time.Second) // hub-b now follows hub-a's renewals
