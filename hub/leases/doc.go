@@ -15,7 +15,9 @@
 //     write; once RenewDeadline has passed since the last one that
 //     succeeded, it stops the plugin (the plugin host withdraws the
 //     provider's transport at once, then stops the process, polite for at
-//     most 500 ms, then the process-group kill). A candidate takes the
+//     most 500 ms, then the process-group kill). Each renewal request is
+//     bounded by that deadline, so a hung API cannot hold the fence back. A
+//     candidate takes the
 //     Lease only after it has seen the same revision, unchanged, for
 //     LeaseDuration on its own clock, counting from its first sighting,
 //     which comes after that revision's write began. So the old holder has
