@@ -102,7 +102,9 @@ func collect(name string, defs, reach map[string]any) {
 		return
 	}
 	reach[name] = d
-	walk(d, func(r string) { collect(strings.ReplaceAll(strings.TrimPrefix(r, "#/definitions/"), "~1", "/"), defs, reach) })
+	walk(d, func(r string) {
+		collect(strings.ReplaceAll(strings.TrimPrefix(r, "#/definitions/"), "~1", "/"), defs, reach)
+	})
 }
 
 func walk(v any, onRef func(string)) {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -31,9 +33,14 @@ func generateSchemas(t *testing.T) string {
 	dir := t.TempDir()
 	c := kube.Start(t, kube.Options{})
 
-	// The CRDs exactly as the providers hand them to the hub.
+	// The CRDs exactly as the providers hand them to the hub (edges as
+	// manifest YAML, resource-proxy as an object).
 	crds := []string{mustRead(t, filepath.Join("testdata", "servicemonitor-crd.yaml"))}
-	for _, raw := range append(edges.New(edges.Options{}).Manifest().CRDs, resourceproxy.New().Manifest().CRDs...) {
+	rp, err := json.Marshal(resourceproxy.CRD())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, raw := range append(edges.New(edges.Options{}).Manifest().CRDs, rp) {
 		crds = append(crds, string(raw))
 	}
 	c.ApplyYAML(t, strings.Join(crds, "\n---\n"))
@@ -44,7 +51,7 @@ func generateSchemas(t *testing.T) string {
 	var defs map[string]any
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	err := wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		d, err := openAPIv2(ctx, c.Config())
 		if err != nil {
 			t.Logf("GET /openapi/v2: %v", err)
@@ -52,6 +59,7 @@ func generateSchemas(t *testing.T) string {
 		}
 		for _, w := range want {
 			if d[w] == nil {
+				t.Logf("/openapi/v2 has %d definitions, not yet %s", len(d), w)
 				return false, nil
 			}
 		}
@@ -77,29 +85,30 @@ func generateSchemas(t *testing.T) string {
 }
 
 func openAPIv2(ctx context.Context, cfg *rest.Config) (map[string]any, error) {
-	rc, err := rest.RESTClientFor(withJSON(cfg))
+	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, err
 	}
-	raw, err := rc.Get().AbsPath("/openapi/v2").SetHeader("Accept", "application/json").Do(ctx).Raw()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(cfg.Host, "/")+"/openapi/v2", nil)
 	if err != nil {
 		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET /openapi/v2: %s", resp.Status)
 	}
 	var doc struct {
 		Definitions map[string]any `json:"definitions"`
 	}
-	if err := json.Unmarshal(raw, &doc); err != nil {
+	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
 		return nil, fmt.Errorf("decoding /openapi/v2: %w", err)
 	}
 	return doc.Definitions, nil
-}
-
-func withJSON(cfg *rest.Config) *rest.Config {
-	c := rest.CopyConfig(cfg)
-	c.GroupVersion = nil
-	c.APIPath = "/"
-	c.NegotiatedSerializer = scheme.NewCodecs(scheme.New()).WithoutConversion()
-	return c
 }
 
 // hubDefinitions are hub/openapi's definitions in OpenAPI v2 form, with
@@ -111,8 +120,15 @@ func hubDefinitions(t *testing.T) map[string]any {
 	gen := openapi.GetOpenAPIDefinitions(func(path string) spec.Ref { return spec.MustCreateRef(ref(path)) })
 	kinds := map[string][]GVK{}
 	for gvk, typ := range scheme.New().AllKnownTypes() {
-		if strings.HasSuffix(gvk.Group, ".wharf.dev") {
-			name := typ.PkgPath() + "." + typ.Name()
+		// Only the hub's own types: every group also registers meta/v1's
+		// option and watch types.
+		if strings.HasSuffix(gvk.Group, ".wharf.dev") && strings.HasPrefix(typ.PkgPath(), "github.com/wharfhub/wharf/") {
+			// The generated code names models by OpenAPIModelName.
+			named, ok := reflect.New(typ).Interface().(interface{ OpenAPIModelName() string })
+			if !ok {
+				t.Fatalf("%s has no OpenAPIModelName (make generate)", typ)
+			}
+			name := named.OpenAPIModelName()
 			kinds[name] = append(kinds[name], GVK{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind})
 		}
 	}
