@@ -47,7 +47,9 @@ type snapHub struct {
 	exited  chan struct{}
 }
 
-func snapStartHub(t *testing.T, dataDir string) *snapHub {
+// snapStartHub starts wharf-hub on embedded etcd in dataDir, with extra
+// flags, and waits for /readyz.
+func snapStartHub(t *testing.T, dataDir string, extra ...string) *snapHub {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -56,7 +58,8 @@ func snapStartHub(t *testing.T, dataDir string) *snapHub {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	h := &snapHub{t: t, dataDir: dataDir, url: fmt.Sprintf("https://127.0.0.1:%d", port), log: &testutil.Buffer{}, exited: make(chan struct{})}
-	h.cmd = exec.Command(snapBin(t, "wharf-hub"), "--data-dir", dataDir, "--secure-port", fmt.Sprint(port), "--bind-address", "127.0.0.1")
+	args := append([]string{"--data-dir", dataDir, "--secure-port", fmt.Sprint(port), "--bind-address", "127.0.0.1"}, extra...)
+	h.cmd = exec.Command(snapBin(t, "wharf-hub"), args...)
 	h.cmd.Stdout, h.cmd.Stderr = h.log, h.log
 	if err := h.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -86,9 +89,16 @@ func snapStartHub(t *testing.T, dataDir string) *snapHub {
 }
 
 func (h *snapHub) get(path string) (int, string) {
+	code, _, body := h.do(path, nil)
+	return code, body
+}
+
+// do GETs path as the hub admin with extra headers; it returns the code,
+// the response headers and the body.
+func (h *snapHub) do(path string, hdr http.Header) (int, http.Header, string) {
 	tok, err := os.ReadFile(filepath.Join(h.dataDir, "admin-token"))
 	if err != nil {
-		return 0, err.Error()
+		return 0, nil, err.Error()
 	}
 	pool := x509.NewCertPool()
 	if pem, err := os.ReadFile(filepath.Join(h.dataDir, "pki", "serving.crt")); err == nil {
@@ -96,15 +106,18 @@ func (h *snapHub) get(path string) (int, string) {
 	}
 	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	req, _ := http.NewRequest(http.MethodGet, h.url+path, nil)
+	for k, v := range hdr {
+		req.Header[k] = v
+	}
 	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok)))
 	resp, err := c.Do(req)
 	if err != nil {
-		return 0, err.Error()
+		return 0, nil, err.Error()
 	}
 	defer resp.Body.Close()
 	var b bytes.Buffer
 	_, _ = b.ReadFrom(resp.Body)
-	return resp.StatusCode, b.String()
+	return resp.StatusCode, resp.Header, b.String()
 }
 
 // stop sends SIGTERM and waits for the exit.
