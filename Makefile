@@ -18,6 +18,7 @@ KUBE_TOOLS_DIR = $(shell GO=$(GO) bash test/tools/build.sh --print-dir)
 .PHONY: all build run test unit e2e bench bench-providers lint fmt clean generate
 .PHONY: kube-tools kube-tools-dir kube-tools-for-test
 .PHONY: chart-tools chart-tools-dir
+.PHONY: soak
 
 all: build
 
@@ -90,6 +91,14 @@ bench: build
 	$(GO) test -tags rpbench -run='^$$' -bench=. -benchtime=1x -timeout=20m ./test/bench/resourceproxy
 	WHARF_BENCH_EDGES=1 $(GO) test -count=1 -run='^$$' -bench='^BenchmarkEdges$$' -benchtime=1x -timeout=15m ./test/bench/edges
 	$(MAKE) --no-print-directory bench-providers
+
+# soak runs test/ha's fault cases with a 5-minute mixed-load soak at the
+# end (make test runs the same with a 30 s soak). haproxy comes from
+# Debian, installed once if missing (as root).
+soak: build kube-tools-for-test
+	@command -v haproxy >/dev/null 2>&1 || test -x /usr/sbin/haproxy || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy; }
+	WHARF_SOAK=5m $(GO) test -count=1 -timeout=30m -v -run 'TestHA$$|TestEmbeddedCrash' ./test/ha/
 
 # bench-providers compares the hub's backend proxy with nginx and with no
 # proxy; nginx comes from Debian, installed once if missing (as root).

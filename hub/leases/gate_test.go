@@ -37,7 +37,7 @@ func (c *candidate) lastHolder() string {
 func TestGateHandsOver(t *testing.T) {
 	cl := kube.Start(t, kube.Options{})
 	client := cl.Clientset(t).CoordinationV1()
-	timings := Timings{LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 300 * time.Millisecond}
+	timings := Timings{LeaseDuration: 2 * time.Second, RenewDeadline: 1200 * time.Millisecond, RetryPeriod: 400 * time.Millisecond, PollPeriod: 100 * time.Millisecond}
 	ready := make(chan struct{})
 
 	var active, maxActive atomic.Int32

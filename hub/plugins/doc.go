@@ -48,6 +48,9 @@
 //     the Gate says this replica holds it, and stopped (Stop, then the
 //     group kill) before the Gate may hand it to another replica.
 //     [Host.Holder] and Status.Holder name the replica that holds it.
+//     [Host.Handover], called when the hub starts draining, stops this
+//     replica's single providers and gives their right up at once, then
+//     follows the new holder (Observer) while the others keep running.
 //
 // # Threat model
 //

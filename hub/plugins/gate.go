@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -10,9 +11,9 @@ import (
 )
 
 // lostStopTimeout bounds the polite Stop of a plugin whose Gate was lost:
-// leader election leaves LeaseDuration − RenewDeadline (4 s by default)
+// the lease leaves LeaseDuration − RenewDeadline (1 s by default)
 // between the holder giving up and another replica taking over.
-const lostStopTimeout = 3 * time.Second
+const lostStopTimeout = 500 * time.Millisecond
 
 // Gate keeps a replicas: single provider running on at most one hub
 // replica (package leases implements it with a coordination Lease).
@@ -55,7 +56,7 @@ func (h *Host) firstLaunch(ctx context.Context, p *provider) (*launched, bool) {
 // gated runs a replicas: single provider under the Gate. The launched
 // process only served to read the manifest: it is killed, so that no
 // replica runs the plugin without holding it.
-func (h *Host) gated(ctx context.Context, p *provider, l *launched) {
+func (h *Host) gated(ctx context.Context, p *provider, l *launched, released func()) {
 	log := klog.FromContext(ctx)
 	l.c.Kill()
 	h.cleanProviderSockets(ctx, p.name)
@@ -73,9 +74,54 @@ func (h *Host) gated(ctx context.Context, p *provider, l *launched) {
 	observe := func(holder string) {
 		h.update(p, func(s *Status) { s.Holder = holder })
 	}
-	h.cfg.Gate.Run(ctx, p.name, lead, observe)
-	if ctx.Err() != nil {
+	gctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		select {
+		case <-h.handover:
+			stop()
+		case <-gctx.Done():
+		}
+	}()
+	h.cfg.Gate.Run(gctx, p.name, lead, observe)
+	released()
+	if gctx.Err() != nil {
 		h.update(p, func(s *Status) { s.State, s.Pid = StateStopped, 0 })
+	}
+	// Handed over while the hub drains: keep following the Lease so that
+	// this replica forwards the provider's routes to the new holder.
+	if o, ok := h.cfg.Gate.(Observer); ok && ctx.Err() == nil && gctx.Err() != nil {
+		o.Observe(ctx, p.name, observe)
+	}
+}
+
+// Observer is a Gate that can follow the holder without competing.
+type Observer interface {
+	Observe(ctx context.Context, name string, observe func(holder string))
+}
+
+// Handover stops this replica's replicas: single providers and gives
+// their Leases up, so that another replica takes them at once; the other
+// providers keep running until Run's context ends. It returns when every
+// such provider is stopped and its Lease released, or when ctx ends.
+// The hub calls it first thing on shutdown, while its API still serves.
+func (h *Host) Handover(ctx context.Context) error {
+	h.handoverOnce.Do(func() { close(h.handover) })
+	h.mu.Lock()
+	counted := h.counted
+	h.mu.Unlock()
+	if !counted {
+		// Run has not started any provider; those it starts now see
+		// handover closed and never compete.
+		return nil
+	}
+	done := make(chan struct{})
+	go func() { h.gatedRunning.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("handing single-replica providers over: %w", context.Cause(ctx))
 	}
 }
 

@@ -87,6 +87,14 @@ type Host struct {
 	byName  map[string]*provider
 	order   []*provider
 	subs    map[chan struct{}]struct{}
+
+	counted bool // Run has added its providers to gatedRunning
+
+	// handover is closed by Handover; gatedRunning counts the providers
+	// that may still hold a Lease.
+	handover     chan struct{}
+	handoverOnce sync.Once
+	gatedRunning sync.WaitGroup
 }
 
 // New checks cfg and registers the named providers in StateStarting, so
@@ -104,7 +112,7 @@ func New(cfg Config) (*Host, error) {
 	if cfg.PassEnv == nil {
 		cfg.PassEnv = DefaultPassEnv()
 	}
-	h := &Host{cfg: cfg, env: passEnv(cfg.PassEnv), byName: map[string]*provider{}, subs: map[chan struct{}]struct{}{}}
+	h := &Host{cfg: cfg, env: passEnv(cfg.PassEnv), byName: map[string]*provider{}, subs: map[chan struct{}]struct{}{}, handover: make(chan struct{})}
 	for _, s := range cfg.Specs {
 		if s.Name == "" {
 			continue // named by Run, from its manifest
@@ -160,6 +168,10 @@ func (h *Host) Run(ctx context.Context) error {
 		}
 	}
 	var wg sync.WaitGroup
+	h.mu.Lock()
+	h.gatedRunning.Add(len(ps))
+	h.counted = true
+	h.mu.Unlock()
 	for _, p := range ps {
 		wg.Go(func() {
 			h.supervise(klog.NewContext(ctx, log.WithValues("provider", p.name)), p)

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	goplugin "github.com/hashicorp/go-plugin"
@@ -41,7 +42,12 @@ var errExited = errors.New("plugin process exited")
 func (h *Host) supervise(ctx context.Context, p *provider) {
 	// Every path below has killed and reaped the plugin before it returns.
 	defer h.cleanProviderSockets(ctx, p.name)
+	// Run counted every provider for Handover; this one stops counting
+	// once it is known not to hold a Lease (any longer).
+	released := sync.OnceFunc(h.gatedRunning.Done)
+	defer released()
 	if h.cfg.Gate == nil {
+		released()
 		h.superviseLoop(ctx, ctx, p, nil)
 		return
 	}
@@ -50,10 +56,11 @@ func (h *Host) supervise(ctx context.Context, p *provider) {
 		return
 	}
 	if l.d.Replicas != plugin.ReplicasSingle {
+		released()
 		h.superviseLoop(ctx, ctx, p, l)
 		return
 	}
-	h.gated(ctx, p, l)
+	h.gated(ctx, p, l, released)
 }
 
 // launched is a plugin process that answered Describe but was not started.

@@ -38,6 +38,7 @@ import (
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/klog/v2"
 	apiregv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+	"k8s.io/utils/clock"
 	netutils "k8s.io/utils/net"
 
 	"github.com/wharfhub/wharf/hub/aggregation"
@@ -103,6 +104,9 @@ type ExtraConfig struct {
 	Plugins *plugins.Host
 	// Replicas is this replica among its peers (replicas.go).
 	Replicas *replicaSet
+	// Shutdown and InFlight drive the drain on SIGTERM (drain.go).
+	Shutdown ShutdownOptions
+	InFlight *inFlight
 	// NamespaceLifecycle is handed the Namespace storage once it exists.
 	NamespaceLifecycle *namespaces.Lifecycle
 	// ServiceAccounts issues and verifies service-account tokens.
@@ -161,6 +165,8 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		return nil, err
 	}
 	extra.ReplicaName = o.Replica.Name
+	extra.Shutdown = *o.Shutdown
+	extra.InFlight = newInFlight(clock.RealClock{})
 	extra.EventTTL = o.EventTTL
 	extra.Catalog = newCatalogState()
 	extra.APIView = newAPIViews(extra.Catalog)
@@ -310,8 +316,12 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		// Outermost: login endpoints, session refresh and the CSRF check,
 		// which must cover the API and the provider routes alike
 		// (hub/login).
-		return withLogin(h, &extra)
+		h = withLogin(h, &extra)
+		// Outside everything: what is in flight when the hub drains,
+		// streams on the provider routes included (drain.go).
+		return extra.InFlight.wrap(h)
 	}
+	o.Shutdown.applyTo(&gc.Config)
 	// apiextensions shares authn, authz and the handler chain settings.
 	apiextCfg.GenericConfig.Authentication = gc.Authentication
 	apiextCfg.GenericConfig.Authorization = gc.Authorization

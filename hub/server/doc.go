@@ -91,4 +91,14 @@
 // share, keyed by the caller's workspace tree, right after authorization
 // and before any handler reads a body, and on the provider routes; see its
 // threat model.
+//
+// # Shutdown
+//
+// On SIGTERM (drain.go): /readyz fails at once (the generic server's
+// shutdown check); a pre-shutdown hook hands the single-replica providers
+// over while the API still serves; after --shutdown-delay the server stops
+// listening; requests and streams in flight, the provider routes' and
+// hijacked connections included (counted outside the whole chain), get
+// --shutdown-grace; then the plugins stop and embedded etcd closes last.
+// A drain that cannot finish in time cuts what is left and still exits 0.
 package server

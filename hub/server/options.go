@@ -50,6 +50,8 @@ type Options struct {
 	Plugins *plugins.Options
 	// Replica names this hub among the replicas sharing etcd.
 	Replica *ReplicaOptions
+	// Shutdown says how the hub drains on SIGTERM.
+	Shutdown *ShutdownOptions
 
 	// AdminUsers and AdminGroups may do everything, in every workspace.
 	AdminUsers  []string
@@ -86,6 +88,7 @@ func NewOptions() *Options {
 		WorkspaceDeletionGracePeriod:       DefaultWorkspaceDeletionGracePeriod,
 		Plugins:                            plugins.NewOptions(),
 		Replica:                            &ReplicaOptions{},
+		Shutdown:                           ptrTo(DefaultShutdown()),
 		Authn:                              authn.NewOptions(),
 		Login:                              login.NewOptions(),
 		AuthnThrottle:                      authn.NewThrottleOptions(),
@@ -122,6 +125,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	o.Fairness.AddFlags(fss.FlagSet("in-flight limits"))
 	o.Plugins.AddFlags(fss.FlagSet("providers"))
 	o.Replica.AddFlags(fss.FlagSet("replicas"))
+	o.Shutdown.AddFlags(fss.FlagSet("shutdown"))
 	z := fss.FlagSet("authorization")
 	z.StringSliceVar(&o.AdminUsers, "admin-user", o.AdminUsers, "Users who may do everything in every workspace, /clusters/* included. Repeatable.")
 	z.StringSliceVar(&o.AdminGroups, "admin-group", o.AdminGroups, "Groups whose members may do everything in every workspace. Repeatable.")
@@ -159,6 +163,7 @@ func (o *Options) Validate() []error {
 	errs = append(errs, o.SecureServing.Validate()...)
 	errs = append(errs, o.Plugins.Validate()...)
 	errs = append(errs, o.Replica.Validate()...)
+	errs = append(errs, o.Shutdown.Validate()...)
 	if len(o.Etcd.StorageConfig.Transport.ServerList) > 0 {
 		errs = append(errs, o.Etcd.Validate()...)
 	}
@@ -189,3 +194,5 @@ func (o *Options) Validate() []error {
 	errs = append(errs, o.Fairness.Validate()...)
 	return errs
 }
+
+func ptrTo[T any](v T) *T { return &v }

@@ -166,33 +166,3 @@ func (rs *replicaSet) targets(local proxy.Providers, h *plugins.Host) proxy.Prov
 		return t, true
 	})
 }
-
-// stopPluginsFirst orders shutdown: when ctx ends, the plugins' context
-// ends first, and the server's only once the plugin host has returned
-// (its Run waits for every plugin to stop and every Lease release). The
-// caller sends Host.Run's result to pluginsDone, and calls wait after the
-// server returned: it also stops the plugins if the server ended on its
-// own, and returns once they are stopped.
-func stopPluginsFirst(ctx context.Context) (pluginsCtx, serverCtx context.Context, pluginsDone chan error, wait func()) {
-	pluginsCtx, stopPlugins := context.WithCancel(context.WithoutCancel(ctx))
-	serverCtx, stopServer := context.WithCancel(context.WithoutCancel(ctx))
-	pluginsDone = make(chan error, 1)
-	serverEnded := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		defer stopServer()
-		select {
-		case <-ctx.Done():
-		case <-serverEnded:
-		}
-		stopPlugins()
-		if err := <-pluginsDone; err != nil {
-			klog.ErrorS(err, "Stopping provider plugins")
-		}
-	}()
-	return pluginsCtx, serverCtx, pluginsDone, func() {
-		close(serverEnded)
-		<-finished
-	}
-}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"sync/atomic"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -86,6 +87,7 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 		return nil, fmt.Errorf("creating hub server: %w", err)
 	}
 	x := c.extra
+	x.Shutdown.applyToServer(s)
 	rootID, err := x.Index.EnsureRoot(ctx)
 	if err != nil {
 		return nil, err
@@ -238,6 +240,9 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 	if err := x.Replicas.start(s); err != nil {
 		return nil, err
 	}
+	if err := s.AddPreShutdownHook("wharf-provider-handover", h.handoverHook); err != nil {
+		return nil, err
+	}
 	return h, nil
 }
 
@@ -261,8 +266,11 @@ func (h *Hub) ensureDefaultNamespace(ctx context.Context) error {
 	return fmt.Errorf("creating root default namespace: %w", lastErr)
 }
 
-// Run serves until ctx is done, then shuts down in order: the apiserver
-// first, embedded etcd last.
+// Run serves until ctx is done, then drains (drain.go): /readyz fails at
+// once and single-replica providers are handed over (a pre-shutdown hook,
+// while the API still serves); after the shutdown delay the server stops
+// listening; what is in flight gets the grace period; then the plugins
+// stop, and embedded etcd last.
 func (h *Hub) Run(ctx context.Context) error {
 	defer func() {
 		_ = h.Extra.EtcdClient.Close()
@@ -270,18 +278,31 @@ func (h *Hub) Run(ctx context.Context) error {
 			h.Extra.Embedded.Close()
 		}
 	}()
-	// Provider plugins live exactly as long as the hub: the host stops and
-	// kills them when ctx ends, and Run waits for that before returning.
-	// They stop before the API server does, so that a replicas: single
-	// provider's Lease is released through the still-serving API and
-	// another replica takes over at once (see stopPluginsFirst).
-	pluginsCtx, serverCtx, pluginsDone, waitPlugins := stopPluginsFirst(ctx)
+	// Provider plugins outlive the server's drain, which their streams
+	// are part of; Run waits for the host to stop and kill them.
+	pluginsCtx, stopPlugins := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopPlugins()
+	pluginsDone := make(chan error, 1)
 	go func() { pluginsDone <- h.Extra.Plugins.Run(pluginsCtx) }()
 	go runProviderMetrics(ctx, h.Extra.Plugins)
+	var shutdownStart atomic.Pointer[time.Time]
+	go func() {
+		<-ctx.Done()
+		now := time.Now()
+		shutdownStart.Store(&now)
+	}()
 	prepared := h.Generic.PrepareRun()
 	klog.InfoS("Wharf hub starting", "url", h.Extra.ExternalURL, "rootCluster", h.rootID)
-	err := prepared.RunWithContext(serverCtx)
-	waitPlugins()
+	err := prepared.RunWithContext(ctx)
+	start := time.Now()
+	if s := shutdownStart.Load(); s != nil {
+		start = *s
+	}
+	h.drainStreams(context.WithoutCancel(ctx), start)
+	stopPlugins()
+	if perr := <-pluginsDone; perr != nil {
+		klog.ErrorS(perr, "Stopping provider plugins")
+	}
 	return err
 }
 

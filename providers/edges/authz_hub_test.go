@@ -50,7 +50,7 @@ func startRealHub(t *testing.T) *realHub {
 	port := l.Addr().(*net.TCPAddr).Port
 	_ = l.Close()
 	data := filepath.Join(dir, "data")
-	cmd := exec.Command(bin, "--data-dir", data, "--secure-port", fmt.Sprint(port), "--bind-address", "127.0.0.1", "--token-auth-file", tokens)
+	cmd := exec.Command(bin, "--shutdown-delay=0", "--data-dir", data, "--secure-port", fmt.Sprint(port), "--bind-address", "127.0.0.1", "--token-auth-file", tokens)
 	var log testutil.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {

@@ -89,7 +89,7 @@ func start(dir string, o Options) (*Hub, error) {
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
-	args := []string{"--data-dir", dataDir, "--secure-port", strconv.Itoa(port), "--bind-address", "127.0.0.1"}
+	args := []string{"--shutdown-delay=0", "--data-dir", dataDir, "--secure-port", strconv.Itoa(port), "--bind-address", "127.0.0.1"}
 	if o.TokenFile != "" {
 		tokenFile := filepath.Join(dir, "tokens.csv")
 		if err := os.WriteFile(tokenFile, []byte(o.TokenFile), 0o600); err != nil {

@@ -113,7 +113,7 @@ func startHub(t *testing.T) *hub {
 	port := l.Addr().(*net.TCPAddr).Port
 	_ = l.Close()
 	data := filepath.Join(dir, "data")
-	cmd := exec.Command(hubBin, "--data-dir", data, "--secure-port", fmt.Sprint(port), "--bind-address", "127.0.0.1", "--provider-dir", provDir)
+	cmd := exec.Command(hubBin, "--shutdown-delay=0", "--data-dir", data, "--secure-port", fmt.Sprint(port), "--bind-address", "127.0.0.1", "--provider-dir", provDir)
 	var log testutil.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {

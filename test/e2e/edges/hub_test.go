@@ -87,7 +87,7 @@ func startHub(t *testing.T, opts hubOptions) *hubProc {
 
 func (h *hubProc) startOnce(tokens string) error {
 	port := freePort(h.t)
-	args := []string{"--data-dir", h.dataDir, "--secure-port", fmt.Sprint(port), "--bind-address", "127.0.0.1",
+	args := []string{"--shutdown-delay=0", "--data-dir", h.dataDir, "--secure-port", fmt.Sprint(port), "--bind-address", "127.0.0.1",
 		"--token-auth-file", tokens, "--provider-dir", h.opts.providerDir, "--enable-token-login"}
 	if h.opts.configFile != "" {
 		args = append(args, "--provider-config", "edges="+h.opts.configFile)

@@ -98,7 +98,7 @@ func (h *hubProc) startOnce() error {
 	if h.port == 0 {
 		h.port = freePort(t)
 	}
-	args := []string{"--data-dir", h.opts.dataDir, "--secure-port", fmt.Sprint(h.port), "--bind-address", "127.0.0.1"}
+	args := []string{"--shutdown-delay=0", "--data-dir", h.opts.dataDir, "--secure-port", fmt.Sprint(h.port), "--bind-address", "127.0.0.1"}
 	if len(h.opts.etcdServers) > 0 {
 		args = append(args, "--etcd-servers", strings.Join(h.opts.etcdServers, ","))
 	}

@@ -50,7 +50,7 @@ func startHub(t *testing.T) *hub {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	h := &hub{t: t, url: fmt.Sprintf("https://127.0.0.1:%d", port), kubecfg: filepath.Join(dir, "admin.kubeconfig"), kubectl: kube.KubectlPath(t), log: &testutil.Buffer{}}
-	cmd := exec.Command(binPath(t, "wharf-hub"), "--data-dir", dir, "--secure-port", fmt.Sprint(port), "--bind-address", "127.0.0.1",
+	cmd := exec.Command(binPath(t, "wharf-hub"), "--shutdown-delay=0", "--data-dir", dir, "--secure-port", fmt.Sprint(port), "--bind-address", "127.0.0.1",
 		"--provider", "resource-proxy="+binPath(t, "wharf-provider-resource-proxy"))
 	cmd.Stdout, cmd.Stderr = h.log, h.log
 	if err := cmd.Start(); err != nil {

@@ -67,7 +67,7 @@ func startE2EHub(t *testing.T) *e2eHub {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	data := filepath.Join(h.dir, "data")
-	cmd := exec.Command(e2eBinary(t, "wharf-hub"), "--data-dir", data, "--secure-port", fmt.Sprint(port),
+	cmd := exec.Command(e2eBinary(t, "wharf-hub"), "--shutdown-delay=0", "--data-dir", data, "--secure-port", fmt.Sprint(port),
 		"--bind-address", "127.0.0.1", "--token-auth-file", tokens, "--provider", "edges="+e2eBinary(t, "wharf-provider-edges"))
 	cmd.Stdout, cmd.Stderr = h.log, h.log
 	if err := cmd.Start(); err != nil {

@@ -1,0 +1,208 @@
+package ha
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// soakDuration is 30 s, or WHARF_SOAK (make soak: 5m).
+func soakDuration(t *testing.T) (time.Duration, int) {
+	if v := os.Getenv("WHARF_SOAK"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("WHARF_SOAK: %v", err)
+		}
+		return d, 100
+	}
+	return 30 * time.Second, 24
+}
+
+// soak runs mixed load through haproxy with no fault: CRUD and watches
+// across the workspaces, singleprobe requests, server-sent events and
+// websockets through the backend proxy (and the forwarding hop, for the
+// replica that does not hold it), and service-account tokens minted and
+// used. Every request must succeed, and the hubs' RSS, goroutines and
+// open files must stay flat.
+func soak(t *testing.T, b *bed) {
+	d, nws := soakDuration(t)
+	ws := b.createWorkspaces(t, b.lb.URL, "soak", nws)
+	b.lb.waitAllUp(t, 2)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	// One pool for all the streams, as a browser has: a client per stream
+	// would leave an idle connection open on a hub each time.
+	b.sseClient = b.httpClient()
+	b.sseClient.Timeout = 30 * time.Second
+	var samplers []*sampler
+	for _, h := range b.hubs {
+		samplers = append(samplers, b.startSampler(ctx, h, min(max(d/30, time.Second), 5*time.Second)))
+	}
+	ld := b.startLoad(t, b.lb.URL, loadSpec{writers: 6, workspaces: ws, watched: ws[:8], mixed: true, pause: 20 * time.Millisecond})
+	p := b.startProber(t, b.lb.URL)
+	var wg sync.WaitGroup
+	wg.Go(func() { loop(ctx, ld.l, "sse", func() error { return b.sse(ctx) }) })
+	wg.Go(func() { loop(ctx, ld.l, "websocket", func() error { return b.websocketEcho(ctx) }) })
+	wg.Go(func() { b.serviceAccountLoop(ctx, t, ws[0], ld.l) })
+	time.Sleep(d)
+	cancel()
+	wg.Wait()
+	p.stop()
+	checkLoad(t, b, ld, b.hubs[0], ws)
+	p.mu.Lock()
+	failed := 0
+	for _, a := range p.answers {
+		if !a.ok {
+			failed++
+			record(t, "singleprobe request failed at "+a.at.Format("15:04:05.000"), a.why)
+		}
+	}
+	record(t, "singleprobe requests (ok/failed)", fmt.Sprintf("%d/%d", len(p.answers)-failed, failed))
+	p.mu.Unlock()
+	ld.l.mu.Lock()
+	for _, k := range []string{"get", "sse", "websocket", "serviceaccount token", "serviceaccount use"} {
+		record(t, k+" ok", ld.l.opsOK[k])
+	}
+	ld.l.mu.Unlock()
+	if n := ld.l.errorCount() + failed; n != 0 {
+		t.Errorf("%d errors in the soak, want 0: %v", n, ld.l.errLog)
+	}
+	for _, sm := range samplers {
+		rss, gor, fds, n := sm.trends()
+		name := sm.h.Name
+		record(t, name+" samples (after warm-up)", n)
+		record(t, name+" RSS MiB mean / slope per min", fmt.Sprintf("%.0f / %+.2f", rss.mean, rss.perMin))
+		record(t, name+" goroutines mean / slope per min", fmt.Sprintf("%.0f / %+.2f", gor.mean, gor.perMin))
+		record(t, name+" open files mean / slope per min", fmt.Sprintf("%.0f / %+.2f", fds.mean, fds.perMin))
+		over := d * 3 / 4
+		flat(t, name+" RSS MiB", rss, over, 0.15)
+		flat(t, name+" goroutines", gor, over, 0.10)
+		flat(t, name+" open files", fds, over, 0.10)
+	}
+}
+
+// loop runs one request kind back to back until ctx ends.
+func loop(ctx context.Context, l *ledger, kind string, f func() error) {
+	for ctx.Err() == nil {
+		err := f()
+		switch {
+		case ctx.Err() != nil:
+		case err != nil:
+			l.fail(kind, nil, err)
+			time.Sleep(100 * time.Millisecond)
+		default:
+			l.ok(kind)
+		}
+	}
+}
+
+// sse reads ten events from singleprobe through the load balancer.
+func (b *bed) sse(ctx context.Context) error {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.lb.URL+"/services/providers/singleprobe/events?n=10", nil)
+	req.Header.Set("Authorization", "Bearer "+loadToken)
+	req.Header.Set("X-Wharf-Workspace", "root")
+	resp, err := b.sseClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("sse: %s", resp.Status)
+	}
+	n := 0
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "data: event ") {
+			n++
+		}
+	}
+	if n != 10 {
+		return fmt.Errorf("sse: %d of 10 events", n)
+	}
+	return nil
+}
+
+// websocketEcho echoes five messages through the load balancer.
+func (b *bed) websocketEcho(ctx context.Context) error {
+	dl := websocket.Dialer{TLSClientConfig: &tls.Config{RootCAs: b.ca.pool()}, HandshakeTimeout: 10 * time.Second}
+	u := "wss" + strings.TrimPrefix(b.lb.URL, "https") + "/services/providers/singleprobe/ws"
+	c, resp, err := dl.DialContext(ctx, u, http.Header{"Authorization": {"Bearer " + loadToken}, "X-Wharf-Workspace": {"root"}})
+	if err != nil {
+		if resp != nil {
+			return fmt.Errorf("websocket dial: %s: %w", resp.Status, err)
+		}
+		return err
+	}
+	defer c.Close()
+	_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	for i := range 5 {
+		msg := fmt.Sprintf("soak %d", i)
+		if err := c.WriteMessage(websocket.TextMessage, []byte(msg)); err != nil {
+			return err
+		}
+		if _, got, err := c.ReadMessage(); err != nil || string(got) != msg {
+			return fmt.Errorf("websocket echo %q: %q %v", msg, got, err)
+		}
+	}
+	return c.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""))
+}
+
+// serviceAccountLoop mints a token for a ServiceAccount every few seconds
+// and uses it (SelfSubjectReview) through the load balancer in between.
+func (b *bed) serviceAccountLoop(ctx context.Context, t *testing.T, ws string, l *ledger) {
+	admin, err := kubernetes.NewForConfig(b.restConfig(b.lb.URL, ws))
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "soak"}}
+	if _, err := admin.CoreV1().ServiceAccounts("default").Create(ctx, sa, metav1.CreateOptions{}); err != nil {
+		l.fail("serviceaccount create", nil, err)
+		return
+	}
+	for ctx.Err() == nil {
+		tr, err := admin.CoreV1().ServiceAccounts("default").CreateToken(ctx, "soak", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			l.fail("serviceaccount token", nil, err)
+			time.Sleep(time.Second)
+			continue
+		}
+		l.ok("serviceaccount token")
+		cfg := b.restConfig(b.lb.URL, ws)
+		cfg.BearerToken = tr.Status.Token
+		as, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		for i := 0; i < 20 && ctx.Err() == nil; i++ {
+			r, err := as.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+			switch {
+			case ctx.Err() != nil:
+			case err != nil:
+				l.fail("serviceaccount use", nil, err)
+			case r.Status.UserInfo.Username != "system:serviceaccount:default:soak":
+				l.fail("serviceaccount use", nil, fmt.Errorf("token authenticated as %q", r.Status.UserInfo.Username))
+			default:
+				l.ok("serviceaccount use")
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+}
