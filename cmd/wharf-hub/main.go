@@ -54,7 +54,7 @@ func newCommand() *cobra.Command {
 			return hub.Run(ctx)
 		},
 	}
-	cmd.AddCommand(newSnapshotCommand())
+	cmd.AddCommand(newSnapshotCommand(), newProbeCommand())
 	fss := o.Flags()
 	globalflag.AddGlobalFlags(fss.FlagSet("global"), cmd.Name())
 	for _, fs := range fss.FlagSets {

@@ -35,6 +35,8 @@ func TestChartsUseRealFlags(t *testing.T) {
 	known := map[string]map[string]bool{
 		"/usr/local/bin/wharf-hub":   helpFlags(t, binary(t, "wharf-hub")),
 		"/usr/local/bin/wharf-agent": helpFlags(t, binary(t, "wharf-agent"), "run"),
+		// The hub's exec probes.
+		"/usr/local/bin/wharf-hub probe": helpFlags(t, binary(t, "wharf-hub"), "probe"),
 		"/usr/local/bin/etcd":        nil, // etcd's own image; its flags are etcd's
 	}
 	seen := 0
@@ -96,11 +98,27 @@ func containers(t *testing.T, stream string) []container {
 			if cmd, _ := m["command"].([]any); len(cmd) > 0 {
 				ct.command, _ = cmd[0].(string)
 			}
-			for _, a := range m["args"].([]any) {
+			args, _ := m["args"].([]any)
+			for _, a := range args {
 				s, _ := a.(string)
 				ct.args = append(ct.args, s)
 			}
 			out = append(out, ct)
+			// An exec probe is a command line too: "<binary> <subcommand>"
+			// and its flags.
+			for _, pr := range []string{"startupProbe", "livenessProbe", "readinessProbe"} {
+				probe, _ := m[pr].(map[string]any)
+				exec, _ := probe["exec"].(map[string]any)
+				cmd, _ := exec["command"].([]any)
+				if len(cmd) < 2 {
+					continue
+				}
+				pc := container{command: cmd[0].(string) + " " + cmd[1].(string)}
+				for _, a := range cmd[2:] {
+					pc.args = append(pc.args, a.(string))
+				}
+				out = append(out, pc)
+			}
 		}
 	}
 	return out

@@ -69,6 +69,14 @@ func TestSnapshotSaveRestore(t *testing.T) {
 	}
 
 	b := snapStartHub(t, dirB)
+	// The chart's exec probe, against the restored hub.
+	port := b.url[strings.LastIndex(b.url, ":")+1:]
+	if out, err := snapRun(t, "probe", "/readyz", "--data-dir", dirB, "--secure-port", port); err != nil || strings.TrimSpace(out) != "ok" {
+		t.Fatalf("wharf-hub probe /readyz: %v\n%s", err, out)
+	}
+	if out, err := snapRun(t, "probe", "/readyz", "--data-dir", dirA, "--secure-port", port); err == nil {
+		t.Fatalf("probe with another hub's token and CA passed:\n%s", out)
+	}
 	list := b.mustKubectl("root", "", "get", "workspaces", "-o", "jsonpath={.items[*].metadata.name}")
 	if list != rootList || !strings.Contains(list, "team-a team-b") {
 		t.Fatalf("root's workspaces after restore: %q, before: %q", list, rootList)
