@@ -37,7 +37,7 @@ func TestChartsUseRealFlags(t *testing.T) {
 		"/usr/local/bin/wharf-agent": helpFlags(t, binary(t, "wharf-agent"), "run"),
 		// The hub's exec probes.
 		"/usr/local/bin/wharf-hub probe": helpFlags(t, binary(t, "wharf-hub"), "probe"),
-		"/usr/local/bin/etcd":        nil, // etcd's own image; its flags are etcd's
+		"/usr/local/bin/etcd":            nil, // etcd's own image; its flags are etcd's
 	}
 	seen := 0
 	for _, chart := range []string{"wharf-hub", "wharf-agent"} {
