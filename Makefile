@@ -17,6 +17,7 @@ KUBE_TOOLS_DIR = $(shell GO=$(GO) bash test/tools/build.sh --print-dir)
 
 .PHONY: all build run test unit e2e bench bench-providers lint fmt clean generate
 .PHONY: kube-tools kube-tools-dir kube-tools-for-test
+.PHONY: chart-tools chart-tools-dir
 .PHONY: soak
 
 all: build
@@ -47,7 +48,7 @@ lint:
 # every test. No test is skipped for a missing tool: tests fail instead.
 # The tunnel library is also run under the race detector: its tests exist
 # to catch concurrency bugs.
-test: lint build kube-tools-for-test
+test: lint build kube-tools-for-test chart-tools
 	$(GO) test -count=1 -timeout=25m $(GOTESTFLAGS) $(PKGS)
 	$(GO) test -race -count=1 -timeout=10m ./revdial/...
 
@@ -69,6 +70,17 @@ kube-tools-for-test:
 	@if [ -n "$$KUBE_APISERVER_BIN" ] && [ -n "$$ETCD_BIN" ]; then \
 	  echo "kube-tools: using KUBE_APISERVER_BIN=$$KUBE_APISERVER_BIN ETCD_BIN=$$ETCD_BIN"; \
 	else $(MAKE) --no-print-directory kube-tools; fi
+
+# chart-tools builds helm and kubeconform for the chart checks (test/charts)
+# from their own tools module, test/charttools, into
+# <repo>/.cache/chart-tools/<hash> (or $WHARF_CHART_TOOLS_CACHE): a hash
+# of its own, so it never invalidates the kube-tools. Cold: 1-3 min.
+chart-tools:
+	@GO=$(GO) bash test/charttools/build.sh >/dev/null
+	@echo "CHART_TOOLS_DIR=$$(GO=$(GO) bash test/charttools/build.sh --print-dir)"
+
+chart-tools-dir:
+	@GO=$(GO) bash test/charttools/build.sh --print-dir
 
 bench: build
 	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)

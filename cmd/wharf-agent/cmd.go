@@ -51,6 +51,7 @@ type runOptions struct {
 	identity, prefix            string
 	backoffBase, backoffMax     time.Duration
 	readDeadline, handshakeWait time.Duration
+	parts                       bundleParts
 }
 
 func newRun() *cobra.Command {
@@ -72,6 +73,7 @@ The agent opens no listening socket.`,
 	f.StringVar(&o.joinFile, "join-file", "", "file holding the join bundle")
 	f.StringVar(&o.stateDir, "state-dir", "", "directory for the agent's state and credential (created 0700)")
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the edge cluster (kubernetes edges); default: KUBECONFIG, ~/.kube/config, then in-cluster")
+	o.parts.addFlags(f)
 	f.StringVar(&o.sshAddr, "ssh-addr", agent.DefaultSSHAddr, "address of the edge's sshd (server edges)")
 	f.StringVar(&o.identity, "identity", string(agent.IdentityImpersonate), "whose identity the edge API server sees: impersonate (each caller) or agent (the agent's own)")
 	f.StringVar(&o.prefix, "impersonate-prefix", "", "prefix for impersonated user and group names")
@@ -97,6 +99,15 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 			return fmt.Errorf("--join-file: %w", err)
 		}
 		join = strings.TrimSpace(string(raw))
+	}
+	if o.parts.given() {
+		if join != "" {
+			return errors.New("--join/--join-file and --hub-url/--hub-ca-file/--cluster/--edge/--join-token-file are exclusive")
+		}
+		var err error
+		if join, err = o.parts.encode(); err != nil {
+			return err
+		}
 	}
 	if o.stateDir == "" {
 		return errors.New("--state-dir is required")

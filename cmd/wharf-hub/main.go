@@ -55,6 +55,7 @@ func newCommand() *cobra.Command {
 			return hub.Run(ctx)
 		},
 	}
+	cmd.AddCommand(newSnapshotCommand(), newProbeCommand())
 	fss := o.Flags()
 	globalflag.AddGlobalFlags(fss.FlagSet("global"), cmd.Name())
 	for _, fs := range fss.FlagSets {

@@ -33,6 +33,10 @@ func replicaOf(name string, st plugins.Status, now time.Time) providersv1alpha1.
 	if !st.Since.IsZero() {
 		r.LastTransitionTime = metav1.NewTime(st.Since)
 	}
+	if st.State == plugins.StateRestarting && !st.NextStart.IsZero() {
+		t := metav1.NewTime(st.NextStart)
+		r.NextRetryTime = &t
+	}
 	return r
 }
 

@@ -63,8 +63,8 @@ func StartEmbedded(ctx context.Context, dir string) (*Embedded, error) {
 		return nil, fmt.Errorf("etcd socket path %q is longer than %d bytes: use a shorter --data-dir", sock, maxSocketPath)
 	}
 	cfg := embed.NewConfig()
-	cfg.Name = "wharf"
-	cfg.Dir = filepath.Join(dir, "member-data")
+	cfg.Name = memberName
+	cfg.Dir = filepath.Join(dir, memberDirName)
 	cu := url.URL{Scheme: "unix", Path: sock}
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{cu}, []url.URL{cu}
 	// No peer listener (a nil list opens none); the advertised URL only

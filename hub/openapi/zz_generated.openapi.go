@@ -998,6 +998,12 @@ func schema_hub_apis_providers_v1alpha1_ReplicaStatus(ref common.ReferenceCallba
 							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
 						},
 					},
+					"nextRetryTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NextRetryTime is when this replica launches the provider again, while it waits out its restart backoff (State Restarting). The backend proxy tells callers to retry after it (503, Retry-After).",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
 					"heartbeatTime": {
 						SchemaProps: spec.SchemaProps{
 							Description: "HeartbeatTime is when this replica last wrote this element.",

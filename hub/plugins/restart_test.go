@@ -33,7 +33,15 @@ func TestHostRestartsCrashingPlugin(t *testing.T) {
 	if st.State == StateFailed || st.State == StateRunning || st.LastError == "" {
 		t.Errorf("crashing plugin: %+v", st)
 	}
+	// The backoff is visible: every restart scheduled the next launch.
+	waitFor(t, "a restart's next launch time", func() bool {
+		st, _ := h.Status("example")
+		return st.State == StateRestarting && !st.NextStart.IsZero() && !st.NextStart.Before(st.Since)
+	})
 	waitState(t, h, "second", StateRunning)
+	if st, _ := h.Status("second"); !st.NextStart.IsZero() {
+		t.Errorf("a running plugin has a next start: %v", st.NextStart)
+	}
 	waitFor(t, "crash output in the log", func() bool {
 		return strings.Contains(logs.String(), "crashing early on purpose")
 	})

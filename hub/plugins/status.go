@@ -50,6 +50,10 @@ type Status struct {
 	Pid int
 	// Since is when State last changed.
 	Since time.Time
+	// NextStart is when the supervisor launches the plugin again, while it
+	// waits out its restart backoff (StateRestarting); zero otherwise, and
+	// in the past while that launch is under way.
+	NextStart time.Time
 	// Holder is the hub replica that holds a replicas: single provider,
 	// as last observed ("" when unknown or not a single provider under a
 	// Gate). Host.Holder answers for every provider.

@@ -121,7 +121,7 @@ func (h *Host) retry(ctx context.Context, p *provider, err error, attempt *int) 
 	sv := h.cfg.Supervision
 	if pe := (*permanentError)(nil); errors.As(err, &pe) {
 		log.Error(err, "Provider failed; not restarting")
-		h.update(p, func(s *Status) { s.State, s.LastError, s.Pid = StateFailed, err.Error(), 0 })
+		h.update(p, func(s *Status) { s.State, s.LastError, s.Pid, s.NextStart = StateFailed, err.Error(), 0, time.Time{} })
 		return false
 	}
 	delay := backoff(*attempt, sv.BackoffInitial, sv.BackoffMax)
@@ -129,6 +129,7 @@ func (h *Host) retry(ctx context.Context, p *provider, err error, attempt *int) 
 	log.Error(err, "Provider down; restarting", "after", delay)
 	h.update(p, func(s *Status) {
 		s.State, s.LastError, s.Pid = StateRestarting, err.Error(), 0
+		s.NextStart = time.Now().Add(delay)
 		s.Restarts++
 	})
 	if !sleep(ctx, delay) {
@@ -267,7 +268,7 @@ func (h *Host) shutdown(ctx context.Context, c *plugin.Client, timeout time.Dura
 
 func (h *Host) running(p *provider, c *plugin.Client, d *plugin.Descriptor) {
 	h.update(p, func(s *Status) {
-		s.State, s.Descriptor, s.Pid = StateRunning, d, c.Pid()
+		s.State, s.Descriptor, s.Pid, s.NextStart = StateRunning, d, c.Pid(), time.Time{}
 		p.transport = c.Transport()
 	})
 }

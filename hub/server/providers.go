@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
@@ -31,9 +32,27 @@ func providerTargets(h *plugins.Host) proxy.Providers {
 		}
 		if rt, ok := h.Transport(name); ok {
 			t.Transport = rt
+		} else {
+			t.RetryAfter = retryAfter(st, time.Now())
 		}
 		return t, true
 	})
+}
+
+// retryAfter is how long a caller of a provider that is not running should
+// wait: until the supervisor's next launch while it waits out a restart
+// backoff (rounded up to whole seconds, as Retry-After carries them), else
+// 0, the proxy's default of a few seconds (a launch is under way, or the
+// provider failed for good and only an operator can help).
+func retryAfter(st plugins.Status, now time.Time) time.Duration {
+	if st.State != plugins.StateRestarting || !st.NextStart.After(now) {
+		return 0
+	}
+	d := st.NextStart.Sub(now)
+	if r := d % time.Second; r != 0 {
+		d += time.Second - r
+	}
+	return d
 }
 
 // workspaceIdentity resolves the active workspace of a backend-proxy

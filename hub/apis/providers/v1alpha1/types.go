@@ -142,6 +142,11 @@ type ReplicaStatus struct {
 	// LastTransitionTime is when State last changed on this replica.
 	// +optional
 	LastTransitionTime metav1.Time `json:"lastTransitionTime,omitempty"`
+	// NextRetryTime is when this replica launches the provider again,
+	// while it waits out its restart backoff (State Restarting). The
+	// backend proxy tells callers to retry after it (503, Retry-After).
+	// +optional
+	NextRetryTime *metav1.Time `json:"nextRetryTime,omitempty"`
 	// HeartbeatTime is when this replica last wrote this element.
 	// +optional
 	HeartbeatTime metav1.Time `json:"heartbeatTime,omitempty"`

@@ -268,6 +268,10 @@ func (in *ProviderBindingStatus) DeepCopy() *ProviderBindingStatus {
 func (in *ReplicaStatus) DeepCopyInto(out *ReplicaStatus) {
 	*out = *in
 	in.LastTransitionTime.DeepCopyInto(&out.LastTransitionTime)
+	if in.NextRetryTime != nil {
+		in, out := &in.NextRetryTime, &out.NextRetryTime
+		*out = (*in).DeepCopy()
+	}
 	in.HeartbeatTime.DeepCopyInto(&out.HeartbeatTime)
 	return
 }
