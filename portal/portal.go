@@ -128,6 +128,14 @@ func (p *Portal) Shell() http.Handler {
 			return
 		}
 		h := w.Header()
+		// The shell document carries the CSRF token until its first
+		// module has run. A provider script is same-origin: with a
+		// window.open() handle on a second shell it could read that
+		// window's DOM (or patch its globals) before the shell removes
+		// the token. noopener-allow-popups puts every shell document in
+		// its own browsing context group, so no other page of this
+		// origin keeps a handle on it (the opener gets a closed window).
+		h.Set("Cross-Origin-Opener-Policy", "noopener-allow-popups")
 		h.Set("Vary", "Cookie, Sec-Fetch-Mode, Sec-Fetch-Dest")
 		token := ""
 		if p.csrf != nil {

@@ -62,6 +62,8 @@ func TestPortalAttacks(t *testing.T) {
 		{"portal:27", "page script window.open()s the shell and races the CSRF meta", "no token", a.popupRace},
 		{"portal:28", "same-origin iframe/object of the shell read by the page", "no token", a.frameRead},
 		{"portal:29", "CORS: evil origin credentialed reads", "no ACAO for evil", a.cors},
+		{"portal:30", "writes with a valid CSRF token to paths the shell lets a provider write (..%2f under its backend or group prefix)", "never reach another API", a.serverNormalize},
+		{"portal:31", "page script opens a cookie-authenticated websocket (exec, edge ssh) without the CSRF token", "refused", a.cookieUpgrade},
 	}
 	for _, r := range rows {
 		t.Run(r.id, func(t *testing.T) {
@@ -219,7 +221,9 @@ func (a *attackEnv) do(t *testing.T, method, path, body string, hdr map[string]s
 	return resp.StatusCode, string(b), resp.Header
 }
 
-func sessionCookie(v string) *http.Cookie { return &http.Cookie{Name: "__Host-wharf_session", Value: v} }
+func sessionCookie(v string) *http.Cookie {
+	return &http.Cookie{Name: "__Host-wharf_session", Value: v}
+}
 
 func (a *attackEnv) admin(t *testing.T, method, path, body string, want int) string {
 	t.Helper()
@@ -626,7 +630,7 @@ func (a *attackEnv) workspaceCookie(t *testing.T) {
 		var hdr = map[string]string{}
 		cs := []*http.Cookie{sessionCookie(a.alice.cookie)}
 		if viaCookie {
-			cs = append(cs, &http.Cookie{Name: "__Host-wharf_workspace", Value: url.QueryEscape(ws)})
+			cs = append(cs, &http.Cookie{Name: "__Host-wharf_workspace", Value: ws})
 		} else {
 			hdr["X-Wharf-Workspace"] = ws
 		}
@@ -771,7 +775,7 @@ func (a *attackEnv) deletedSAToken(t *testing.T) {
 		t.Errorf("ATTACK SUCCEEDED: a deleted SA's token signed in: %d %s", code, rest)
 	}
 	// A token for another audience, and a truncated one.
-	for _, bad := range []string{tok[:len(tok)-5], tok + "x", "Bearer " + attackTokens["alice"], attackTokens["alice"] + "\n"} {
+	for _, bad := range []string{tok[:len(tok)-5], tok + "x", "Bearer " + attackTokens["alice"], attackTokens["alice"] + "x"} {
 		if code, rest := a.tokenForm(t, bad); code/100 == 2 && !strings.HasPrefix(bad, "Bearer") {
 			t.Errorf("ATTACK SUCCEEDED? token form accepted %q: %d %s", bad, code, rest)
 		}
@@ -1129,7 +1133,7 @@ func (a *attackEnv) popupRace(t *testing.T) {
 		window.__loot = [];
 		const btn = document.createElement("button"); btn.id = "pwn-open"; btn.textContent = "open"; btn.style = "position:fixed;top:0;left:0;z-index:99999";
 		btn.addEventListener("click", () => {
-			const w = window.open("/ui/?ws=` + url.QueryEscape(a.aliceW.Home.Path) + `", "_blank");
+			const w = window.open("/ui/?ws=`+url.QueryEscape(a.aliceW.Home.Path)+`", "_blank");
 			window.__popup = !!w;
 			if (!w) return;
 			const grab = () => { try { const d = w.document; const m = d.querySelector('meta[name="wharf-csrf"]'); if (m) window.__loot.push(m.getAttribute("content")); window.__loot.push(d.documentElement ? d.documentElement.outerHTML.slice(0, 4000) : ""); } catch (e) { window.__loot.push("err " + e); } };
@@ -1153,7 +1157,7 @@ func (a *attackEnv) frameRead(t *testing.T) {
 	b := a.toHome(t)
 	loot := eval[string](b, `new Promise(res => {
 		const out = [];
-		const f = document.createElement("iframe"); f.src = "/ui/?ws=` + url.QueryEscape(a.aliceW.Home.Path) + `";
+		const f = document.createElement("iframe"); f.src = "/ui/?ws=`+url.QueryEscape(a.aliceW.Home.Path)+`";
 		const o = document.createElement("object"); o.data = "/ui/catalog";
 		const grab = () => { for (const el of [f, o]) { try { const d = el.contentDocument; if (d) out.push(d.documentElement.outerHTML.slice(0, 4000)); } catch (e) { out.push("err " + e); } } };
 		const iv = setInterval(grab, 2);
@@ -1187,5 +1191,49 @@ window.__r = fetch("` + a.hub.URL + `/api/whoami", {credentials: "include"}).the
 	got := eval[string](b, `window.__r`)
 	if strings.Contains(got, "alice") {
 		t.Errorf("ATTACK SUCCEEDED: the evil origin read alice's whoami: %s", got)
+	}
+}
+
+func (a *attackEnv) serverNormalize(t *testing.T) {
+	home := a.aliceW.Home.Path
+	hdr := map[string]string{"Content-Type": "application/json", "Origin": a.hub.URL, "X-Wharf-CSRF": a.alice.csrf, "X-Wharf-Workspace": home}
+	for i, p := range []string{
+		"/services/providers/portalprobe/..%2f..%2f..%2fclusters%2f" + home + "%2fapis%2ftenancy.wharf.dev%2fv1alpha1%2fworkspaces",
+		"/services/providers/portalprobe/..%2f..%2f..%2f" + strings.TrimPrefix(a.wsCollection(home), "/"),
+		"/services/providers/portalprobe/..%5c..%5c..%5c" + strings.TrimPrefix(a.wsCollection(home), "/"),
+		"/services/providers/portalprobe/..;/..;/..;/" + strings.TrimPrefix(a.wsCollection(home), "/"),
+		"/clusters/" + home + "/apis/g.example.com/..%2f..%2f..%2fapis/tenancy.wharf.dev/v1alpha1/workspaces",
+		"/clusters/" + home + "/apis/g.example.com/..%2f..%2f..%2fapis%2ftenancy.wharf.dev%2fv1alpha1%2fworkspaces",
+		"/clusters/" + home + "/apis/g.example.com/%2e%2e/%2e%2e/%2e%2e/apis/tenancy.wharf.dev/v1alpha1/workspaces",
+		"/clusters/" + home + "/apis/g.example.com/../../apis/tenancy.wharf.dev/v1alpha1/workspaces",
+		"/clusters/" + home + "/apis/g.example.com/..%5c..%5capis/tenancy.wharf.dev/v1alpha1/workspaces",
+	} {
+		name := fmt.Sprintf("norm-%d", i)
+		code, body, _ := a.do(t, "POST", p, wsJSON(name), hdr, sessionCookie(a.alice.cookie))
+		t.Logf("%s → %d %.120s", p, code, body)
+		if a.exists(t, home, name) {
+			t.Errorf("ATTACK SUCCEEDED: POST %s (a path the shell's prefix check lets a provider write) created a workspace", p)
+		}
+	}
+}
+
+func (a *attackEnv) cookieUpgrade(t *testing.T) {
+	ws := map[string]string{"Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Version": "13",
+		"Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Origin": a.hub.URL, "Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "websocket"}
+	for _, p := range []string{
+		"/services/providers/portalprobe/headers",
+		"/clusters/" + a.aliceW.Home.Path + "/api/v1/namespaces?watch=1",
+	} {
+		code, body, _ := a.do(t, "GET", p, "", ws, sessionCookie(a.alice.cookie))
+		if code != http.StatusForbidden {
+			t.Errorf("ATTACK SUCCEEDED: a same-origin cookie websocket upgrade without the CSRF token to %s got %d %.200s, want 403: "+
+				"a provider script could exec into pods or open the edges ssh pipe as the user", p, code, body)
+		}
+	}
+	// And from the page, the browser's own WebSocket (it cannot add the header).
+	b := a.toHome(t)
+	got := eval[string](b, `new Promise(res => { const w = new WebSocket("wss://" + location.host + "/services/providers/portalprobe/headers"); w.onopen = () => res("open"); w.onerror = () => res("error"); setTimeout(() => res("timeout"), 5000); })`)
+	if got == "open" {
+		t.Errorf("ATTACK SUCCEEDED: the page's cookie websocket opened")
 	}
 }
