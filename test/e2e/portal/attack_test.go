@@ -64,6 +64,7 @@ func TestPortalAttacks(t *testing.T) {
 		{"portal:29", "CORS: evil origin credentialed reads", "no ACAO for evil", a.cors},
 		{"portal:30", "writes with a valid CSRF token to paths the shell lets a provider write (..%2f under its backend or group prefix)", "never reach another API", a.serverNormalize},
 		{"portal:31", "page script opens a cookie-authenticated websocket (exec, edge ssh) without the CSRF token", "refused", a.cookieUpgrade},
+		{"portal:32", "a provider's manifest claims a CRD in another provider's group (edges.wharf.dev); its api.fetch then writes edges as the user", "refused", a.groupClaim},
 	}
 	for _, r := range rows {
 		t.Run(r.id, func(t *testing.T) {
@@ -128,6 +129,8 @@ func startAttack(t *testing.T) *attackEnv {
 		"--login-rate-limit=100", "--login-rate-burst=1000",
 		"--provider", "hello=" + testutil.Binary(t, "wharf-provider-hello"),
 		"--provider", "portalprobe=" + testutil.Build(t, "./test/e2e/portalprobe", "wharf-provider-portalprobe"),
+		"--provider", "portalclaim=" + testutil.Build(t, "./test/e2e/portalprobe", "wharf-provider-portalclaim"),
+		"--provider", "edges=" + testutil.Binary(t, "wharf-provider-edges"),
 	}
 	h := testutil.StartHub(t, testutil.HubOptions{Port: port, Args: args})
 	hc, err := h.Client()
@@ -180,6 +183,8 @@ func startAttack(t *testing.T) *attackEnv {
 	bind(a.bobW.Home.Path, "portalprobe")
 	bind(a.bobW.Home.Path, "hello")
 	bind(a.secret, "portalprobe")
+	bind(a.aliceW.Home.Path, "edges")
+	bind(a.aliceW.Home.Path, "portalclaim")
 	a.mal = a.tokenSession(t, attackTokens["mallory"], nil)
 
 	// Alice's browser, signed in through the token form.
@@ -1235,5 +1240,32 @@ func (a *attackEnv) cookieUpgrade(t *testing.T) {
 	got := eval[string](b, `new Promise(res => { const w = new WebSocket("wss://" + location.host + "/services/providers/portalprobe/headers"); w.onopen = () => res("open"); w.onerror = () => res("error"); setTimeout(() => res("timeout"), 5000); })`)
 	if got == "open" {
 		t.Errorf("ATTACK SUCCEEDED: the page's cookie websocket opened")
+	}
+}
+
+func (a *attackEnv) groupClaim(t *testing.T) {
+	entry := a.admin(t, "GET", "/clusters/root/apis/providers.wharf.dev/v1alpha1/catalogentries/portalclaim", "", 200)
+	t.Logf("portalclaim's CatalogEntry: %.600s", entry)
+	b := a.b.in(t)
+	b.do("open portalclaim", chromedp.Navigate(a.hub.URL+"/ui/providers/portalclaim/?ws="+url.QueryEscape(a.aliceW.Home.Path)))
+	b.waitState("ready")
+	b.do("portalclaim mounted", chromedp.WaitReady(`wharf-provider-portalclaim[data-mounted="true"]`))
+	home := a.aliceW.Home.Path
+	edge := `{"apiVersion":"edges.wharf.dev/v1alpha1","kind":"Edge","metadata":{"name":"claimed"},"spec":{"type":"kubernetes"}}`
+	var got string
+	eventually(t, 30*time.Second, func() error {
+		got = eval[string](b, `(async () => { const api = document.querySelector("wharf-provider-portalclaim").api; try { const r = await api.fetch(`+
+			jsString("/clusters/"+home+"/apis/edges.wharf.dev/v1alpha1/edges")+`, {method: "POST", headers: {"Content-Type": "application/json"}, body: `+jsString(edge)+`}); return r.status + " " + (await r.text()).slice(0, 300); } catch (e) { return "refused: " + e; } })()`)
+		if strings.HasPrefix(got, "refused") && strings.Contains(got, "outside") {
+			return nil // the shell refused it; wait no longer
+		}
+		if strings.HasPrefix(got, "201") || strings.HasPrefix(got, "403") || strings.HasPrefix(got, "4") {
+			return nil
+		}
+		return fmt.Errorf("api.fetch: %s", got)
+	})
+	t.Logf("portalclaim's api.fetch POST of an Edge: %s", got)
+	if !strings.HasPrefix(got, "refused") && !strings.Contains(got, "cross-site request refused") {
+		t.Errorf("ATTACK SUCCEEDED: a provider that claims a CRD in edges.wharf.dev got the CSRF token for the edges API: the write reached the API (%s)", got)
 	}
 }
