@@ -595,7 +595,7 @@ func (a *attackEnv) openRedirect(t *testing.T) {
 	// Through the whole OIDC flow in a fresh browser: ada signs in once,
 	// then the IdP's session sends her straight back.
 	b := newBrowser(t, a.env).in(t)
-	for i, v := range variants {
+	for i, v := range append([]string{"/ui/catalog?legit=1"}, variants...) {
 		b.do("start sign-in with then="+v, chromedp.Navigate(a.hub.URL+"/auth/login?then="+url.QueryEscape(v)))
 		deadline := time.Now().Add(30 * time.Second)
 		for {
@@ -609,6 +609,13 @@ func (a *attackEnv) openRedirect(t *testing.T) {
 						chromedp.Click(`button[type=submit]`))
 				}
 			} else if lu != nil && lu.Host == hubU.Host && !strings.HasPrefix(lu.Path, "/auth/") {
+				if i == 0 && lu.Path != "/ui/catalog" {
+					t.Errorf("the legitimate then=%s landed at %s", v, loc)
+				}
+				break
+			} else if lu != nil && lu.Host == hubU.Host && lu.Path == "/auth/login" && i > 0 && time.Until(deadline) < 27*time.Second {
+				// Refused at /auth/login, before the IdP: an error page on the hub.
+				t.Logf("then=%q: refused at %s", v, loc)
 				break
 			} else if lu != nil && lu.Host != hubU.Host && lu.Scheme != "" {
 				t.Errorf("ATTACK SUCCEEDED: after sign-in with then=%q the browser is at %s", v, loc)
@@ -1118,9 +1125,18 @@ func (a *attackEnv) serviceWorker(t *testing.T) {
 	// Over HTTP: is sw.js served as a script a worker would accept?
 	code, _, h := a.do(t, "GET", "/ui/providers/portalprobe/sw.js", "", map[string]string{"Service-Worker": "script", "Sec-Fetch-Dest": "serviceworker", "Sec-Fetch-Mode": "same-origin"}, sessionCookie(a.alice.cookie))
 	t.Logf("sw.js as a service worker script: %d %s", code, h.Get("Content-Type"))
+	if code == http.StatusOK {
+		t.Errorf("ATTACK SUCCEEDED: the hub serves a provider's file as a service worker script (%d)", code)
+	}
 	b := a.probePage(t)
 	reg := eval[string](b, `navigator.serviceWorker.register("/ui/providers/portalprobe/sw.js", {scope: "/ui/providers/portalprobe/"}).then(r => new Promise(res => { const w = r.installing || r.waiting || r.active; if (!w || w.state === "activated") return res("registered " + r.scope); w.addEventListener("statechange", () => { if (w.state === "activated" || w.state === "redundant") res(w.state + " " + r.scope); }); setTimeout(() => res("timeout " + (w && w.state)), 10000); })).catch(e => "refused: " + e)`)
 	t.Logf("service worker registration: %s", reg)
+	// Even without the token, a provider's worker would outlive the
+	// session and the provider's enablement and answer the portal's
+	// navigations under its path: a fake sign-in form in the hub's origin.
+	if !strings.HasPrefix(reg, "refused") {
+		t.Errorf("ATTACK SUCCEEDED: a provider registered a service worker over its portal pages: %s", reg)
+	}
 	b.do("navigate under the worker's scope", chromedp.Navigate(a.hub.URL+"/ui/providers/portalprobe/again?ws="+url.QueryEscape(a.aliceW.Home.Path)))
 	b.waitState("ready")
 	loot := eval[string](b, `caches.open("portalprobe-loot").then(c => c.match("/ui/providers/portalprobe/loot.txt")).then(r => r ? r.text() : "").catch(e => "no caches: " + e)`)
