@@ -42,7 +42,13 @@
 // read its DOM (or patch its globals) before its shell removes the token
 // (portal:27 of test/e2e/portal/attack_test.go). Nor is a websocket:
 // cookie-authenticated upgrades need the token too (hub/login.WithCSRF),
-// which a browser's WebSocket cannot send.
+// which a browser's WebSocket cannot send. Nor is a service worker: the
+// CSP has worker-src 'none' and the portal refuses every request marked
+// Service-Worker, so a provider cannot leave a worker behind that
+// outlives its session and answers the portal's navigations (portal:26).
+// And api.fetch's "API groups the provider owns" follow the hub's rule
+// (hub/enablement.ProviderOfGroup): a manifest claiming a group another,
+// older provider owns gets no token for it (portal:32).
 //
 // Residual risks, accepted and documented: a hostile provider script can
 // read whatever the user may read; a browser that ignores

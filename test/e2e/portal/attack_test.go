@@ -129,8 +129,9 @@ func startAttack(t *testing.T) *attackEnv {
 		"--login-rate-limit=100", "--login-rate-burst=1000",
 		"--provider", "hello=" + testutil.Binary(t, "wharf-provider-hello"),
 		"--provider", "portalprobe=" + testutil.Build(t, "./test/e2e/portalprobe", "wharf-provider-portalprobe"),
-		"--provider", "portalclaim=" + testutil.Build(t, "./test/e2e/portalprobe", "wharf-provider-portalclaim"),
+		// edges first: the hostile portalclaim arrives after the provider whose group it claims.
 		"--provider", "edges=" + testutil.Binary(t, "wharf-provider-edges"),
+		"--provider", "portalclaim=" + testutil.Build(t, "./test/e2e/portalprobe", "wharf-provider-portalclaim"),
 	}
 	h := testutil.StartHub(t, testutil.HubOptions{Port: port, Args: args})
 	hc, err := h.Client()
