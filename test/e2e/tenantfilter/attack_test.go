@@ -51,7 +51,9 @@ func TestTenantFilterAttacks(t *testing.T) {
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "secret-plans"}, Data: map[string]string{"k": "v"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	foreign := []string{solarNS, solarProj, grpNS, plainNS, solar.Name, grp.Name}
+	// Foreign namespace names; tenant names are checked by the Tenant
+	// rows only (alice may name solar in her own objects' ownerReferences).
+	foreign := []string{solarNS, solarProj, grpNS, plainNS}
 
 	// Grants: a fresh owner of a tenant whose nodes need two labels.
 	gOwner := freshUser(t)
@@ -80,13 +82,14 @@ func TestTenantFilterAttacks(t *testing.T) {
 	xfccTrusted := startProxy(t, proxyOptions{TLS: true, Args: []string{"--auth-preferred-types=XForwardedClientCert",
 		"--client-ca", clientCA.CertFile, "--trusted-proxy-cidrs=127.0.0.0/8"}})
 	reflector := startProxy(t, proxyOptions{TLS: true, Args: []string{"--enable-reflector"}})
+	allNS := startProxy(t, proxyOptions{TLS: true, Args: []string{"--feature-gates=ProxyAllNamespaced=true"}})
 
 	// noLeak fails if body names any foreign namespace or tenant.
 	noLeak := func(t *testing.T, what, body string, extra ...string) {
 		t.Helper()
 		for _, n := range append(append([]string{}, foreign...), extra...) {
-			if strings.Contains(body, n) {
-				t.Fatalf("%s leaks %q: %.800s", what, n, body)
+			if i := strings.Index(body, n); i >= 0 {
+				t.Fatalf("%s leaks %q: ...%s...", what, n, body[max(0, i-300):min(len(body), i+200)])
 			}
 		}
 	}
@@ -275,8 +278,18 @@ func TestTenantFilterAttacks(t *testing.T) {
 			} {
 				n := uniq(fmt.Sprintf("atk-spoof%d", i))
 				code, body := p.Do(t, "alice", http.MethodPost, "/api/v1/namespaces", mk(n), nil)
-				t.Logf("create %s: %d", n, code)
-				_ = body
+				t.Logf("create %s: %d %.200s", n, code, body)
+				if got, err := adminClientset().CoreV1().Namespaces().Get(testCtx(t), n, metav1.GetOptions{}); err == nil {
+					t.Logf("  stored: labels %v ownerReferences %s", got.Labels, pretty(got.OwnerReferences))
+					if got.Labels[capsulev1beta2.TenantLabel] == solar.Name || got.Labels[capsulev1beta2.ProjectTenantLabel] == solar.Name {
+						t.Fatalf("alice's namespace %s carries solar's tenant label", n)
+					}
+					for _, r := range got.OwnerReferences {
+						if r.Kind == "Tenant" && r.Name == solar.Name && r.Controller != nil && *r.Controller {
+							t.Fatalf("alice's namespace %s is controlled by solar", n)
+						}
+					}
+				}
 				time.Sleep(2 * time.Second)
 				_, bl := listAs(t, p, "bob", "", nil)
 				if strings.Contains(bl, `"`+n+`"`) {
@@ -320,6 +333,12 @@ func TestTenantFilterAttacks(t *testing.T) {
 				fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, capsulev1beta2.ProjectTenantLabel, solar.Name), http.Header{"Content-Type": {"application/merge-patch+json"}})
 			t.Logf("relabel own namespace: %d", code)
 			_ = body
+			if code == 200 {
+				_, bb := listAs(t, p, "bob", "", nil)
+				if strings.Contains(bb, `"`+mine+`"`) {
+					t.Errorf("alice pushed her namespace %s into bob's view by relabelling", mine)
+				}
+			}
 			// Whatever happened to her own namespace, solar's stay hidden.
 			_, lb := listAs(t, p, "alice", "", nil)
 			noLeak(t, "list after relabel", lb)
@@ -333,12 +352,12 @@ func TestTenantFilterAttacks(t *testing.T) {
 				"/apis/capsule.clastix.io/v1beta1/tenants", "/apis/capsule.clastix.io/v1beta1/tenants/" + solar.Name} {
 				code, body := p.Do(t, "alice", http.MethodGet, path, "", nil)
 				if code == 200 {
-					noLeak(t, path, body)
+					noLeak(t, path, body, solar.Name, grp.Name)
 				}
 			}
 			code, body := p.Do(t, "alice", http.MethodGet, base, "", http.Header{"Accept": {"application/json;as=Table;v=v1;g=meta.k8s.io"}})
 			if code == 200 {
-				noLeak(t, "tenant table", body)
+				noLeak(t, "tenant table", body, solar.Name, grp.Name)
 			}
 		}},
 		{"tf:15", "forged XFCC from an untrusted address (with and without a token, with X-Forwarded-For naming a trusted IP)", func(t *testing.T) {
@@ -710,8 +729,110 @@ func TestTenantFilterAttacks(t *testing.T) {
 				}
 			}
 		}},
+		{"tf:41", "reviews forwarded with the provider's credential? alice creates a SubjectAccessReview for system:admin and a TokenReview of bob's token", func(t *testing.T) {
+			sar := `{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{"user":"bob","groups":["system:masters"],"resourceAttributes":{"verb":"get","resource":"configmaps","namespace":"` + solarNS + `"}}}`
+			code, body := p.Do(t, "alice", http.MethodPost, "/apis/authorization.k8s.io/v1/subjectaccessreviews", sar, nil)
+			notOK(t, "SubjectAccessReview", code, body)
+			tr := `{"apiVersion":"authentication.k8s.io/v1","kind":"TokenReview","spec":{"token":"` + fx.Token(t, "bob") + `"}}`
+			code, body = p.Do(t, "alice", http.MethodPost, "/apis/authentication.k8s.io/v1/tokenreviews", tr, nil)
+			notOK(t, "TokenReview", code, body)
+			lsar := `{"apiVersion":"authorization.k8s.io/v1","kind":"LocalSubjectAccessReview","metadata":{"namespace":"` + solarNS + `"},"spec":{"user":"bob","resourceAttributes":{"verb":"get","resource":"configmaps","namespace":"` + solarNS + `"}}}`
+			code, body = p.Do(t, "alice", http.MethodPost, "/apis/authorization.k8s.io/v1/namespaces/"+solarNS+"/localsubjectaccessreviews", lsar, nil)
+			notOK(t, "LocalSubjectAccessReview in solar", code, body)
+			ssrr := `{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectRulesReview","spec":{"namespace":"` + solarNS + `"}}`
+			code, body = p.Do(t, "alice", http.MethodPost, "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", ssrr, nil)
+			if code == 201 && strings.Contains(body, `"verbs":["*"]`) {
+				t.Fatalf("alice's rules in solar's namespace claim everything: %.400s", body)
+			}
+		}},
+		{"tf:42", "alice writes Tenants and GlobalProxySettings: adds herself as solar's owner, edits wind's nodeSelector, creates a GlobalProxySettings for herself", func(t *testing.T) {
+			merge := http.Header{"Content-Type": {"application/merge-patch+json"}}
+			code, body := p.Do(t, "alice", http.MethodPatch, "/apis/capsule.clastix.io/v1beta2/tenants/"+solar.Name,
+				`{"spec":{"owners":[{"kind":"User","name":"alice"},{"kind":"User","name":"bob"}]}}`, merge)
+			notOK(t, "patch solar owners", code, body)
+			code, body = p.Do(t, "alice", http.MethodPatch, "/apis/capsule.clastix.io/v1beta2/tenants/"+wind.Name,
+				`{"spec":{"owners":[{"kind":"User","name":"alice","proxySettings":[{"kind":"Nodes","operations":["List","Update","Delete"]}]}]}}`, merge)
+			notOK(t, "patch wind grants", code, body)
+			gps := `{"apiVersion":"capsule.clastix.io/v1beta1","kind":"GlobalProxySettings","metadata":{"name":"` + uniq("atk-gps") + `"},"spec":{"rules":[{"subjects":[{"kind":"User","name":"alice"}],"clusterResources":[{"apiGroups":["*"],"resources":["*"],"operations":["List"],"selector":{}}]}]}}`
+			code, body = p.Do(t, "alice", http.MethodPost, "/apis/capsule.clastix.io/v1beta1/globalproxysettings", gps, nil)
+			notOK(t, "create GlobalProxySettings", code, body)
+			code, body = p.Do(t, "alice", http.MethodGet, "/apis/capsule.clastix.io/v1beta2/capsuleconfigurations", "", nil)
+			notOK(t, "read CapsuleConfigurations", code, body)
+		}},
+		{"tf:43", "all-namespaces lists (-A) of configmaps, secrets, pods, events, with and without ProxyAllNamespaced, and with field/label selectors naming solar", func(t *testing.T) {
+			for _, tg := range []*proxy{p, allNS} {
+				for _, path := range []string{
+					"/api/v1/configmaps", "/api/v1/secrets", "/api/v1/pods", "/api/v1/events",
+					"/api/v1/configmaps?fieldSelector=" + urlq("metadata.namespace="+solarNS),
+					"/api/v1/configmaps?fieldSelector=" + urlq("metadata.namespace!="+windNS),
+					"/api/v1/configmaps?fieldSelector=" + urlq("metadata.namespace="+windNS) + "&fieldSelector=" + urlq("metadata.namespace="+solarNS),
+					"/api/v1/configmaps?watch=true&timeoutSeconds=2",
+					"/api/v1/configmaps?limit=1",
+					"/api/v1/serviceaccounts",
+				} {
+					code, body := tg.Do(t, "alice", http.MethodGet, path, "", nil)
+					if code == 200 {
+						noLeak(t, path, body, "secret-plans", "kube-system")
+					}
+				}
+			}
+		}},
+		{"tf:45", "owner's namespace mutation (run as the provider) steered at another namespace: dot segments after status/finalize, encoded dots and slashes", func(t *testing.T) {
+			mine := createTenantNamespace(t, wind, uniq("atk-wind-mut"), linkCapsule).Name
+			steal := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, capsulev1beta2.TenantLabel, wind.Name)
+			for _, victim := range []string{plainNS, solarProj, "default"} {
+				for _, path := range []string{
+					"/api/v1/namespaces/" + mine + "/status/../../" + victim,
+					"/api/v1/namespaces/" + mine + "/finalize/../../" + victim,
+					"/api/v1/namespaces/" + mine + "/status/%2e%2e/%2e%2e/" + victim,
+					"/api/v1/namespaces/" + mine + "/status%2F..%2F..%2F" + victim,
+					"/api/v1/namespaces/" + mine + "/status/..%2F..%2F" + victim,
+					"/api/v1/namespaces/" + mine + "/x/../../" + victim,
+					"/api/v1/namespaces/" + mine + "/../" + victim,
+					"/api/v1/namespaces/" + mine + "/status//../../" + victim,
+				} {
+					code, body := rawDo(t, p, fx.Token(t, "alice"), http.MethodPatch, path, "application/merge-patch+json", steal)
+					t.Logf("PATCH %s: %d %.160s", path, code, body)
+					if code == 200 && strings.Contains(body, `"name":"`+victim+`"`) {
+						t.Errorf("PATCH %s answered with %s's object", path, victim)
+					}
+				}
+				ns, err := adminClientset().CoreV1().Namespaces().Get(testCtx(t), victim, metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ns.Labels[capsulev1beta2.TenantLabel] == wind.Name {
+					t.Fatalf("alice moved %s into wind: %v", victim, ns.Labels)
+				}
+			}
+			// The same through DELETE (forwarded as the provider at once).
+			code, body := rawDo(t, p, fx.Token(t, "alice"), http.MethodDelete, "/api/v1/namespaces/"+mine+"/status/../../"+plainNS+"?dryRun=All", "", "")
+			t.Logf("DELETE: %d %.200s", code, body)
+			if code == 200 && strings.Contains(body, `"name":"`+plainNS+`"`) {
+				t.Fatalf("DELETE steered at %s: %.300s", plainNS, body)
+			}
+		}},
+		{"tf:40", "--allowed-paths prefixes: /apis-x, /apix, /versionx, and paths outside the list (/metrics, /logs, /debug) never run with the provider's credential", func(t *testing.T) {
+			for _, path := range []string{"/apis-x/v1/namespaces", "/apix/v1/namespaces", "/versionx", "/version/../api/v1/namespaces",
+				"/metrics", "/logs/", "/debug/pprof/", "/api-x", "/apis/../metrics", "/%61pi/v1/namespaces"} {
+				code, body := rawGet(t, p, "alice", path)
+				if code == 200 {
+					noLeak(t, path, body, "kube-system")
+					if strings.Contains(body, "apiserver_request_total") || strings.Contains(body, "kube-apiserver") {
+						t.Fatalf("%s answered with the downstream's admin-only content: %.300s", path, body)
+					}
+				}
+			}
+			admin := fx.Config().BearerToken
+			for _, r := range rec.requests("/") {
+				if (strings.HasPrefix(r.Path, "/metrics") || strings.HasPrefix(r.Path, "/logs") || strings.HasPrefix(r.Path, "/debug")) &&
+					r.Header.Get("Authorization") == "Bearer "+admin && r.Header.Get("Impersonate-User") == "" {
+					t.Fatalf("%s forwarded as the provider itself", r.Path)
+				}
+			}
+		}},
 	}
-	rows = append(rows, hubRows(t, foreign, solarNS, windNS)...)
+	rows = append(rows, hubRows(t, &foreign, solarNS, windNS)...)
 
 	for _, r := range rows {
 		t.Run(r.id+" "+r.desc, r.run)
@@ -719,30 +840,72 @@ func TestTenantFilterAttacks(t *testing.T) {
 }
 
 // hubRows are the through-the-hub attempts; they start one hub.
-func hubRows(t *testing.T, foreign []string, solarNS, windNS string) []attackRow {
-	var h *hubProc
-	var rec *recorder
-	var once sync.Once
-	hub := func(t *testing.T) *hubProc {
-		once.Do(func() {
-			var kc string
-			rec, kc = startRecorder(t)
-			h = startHub(t, kc)
-		})
-		if h == nil {
-			t.Fatal("hub did not start")
-		}
-		return h
-	}
+func hubRows(parent *testing.T, foreignp *[]string, solarNS, windNS string) []attackRow {
+	// A downstream tenant owned by a downstream ServiceAccount, and the
+	// downstream's bootstrap controller identity, for tf:44.
+	robotT := createTenant(parent, newTenant(uniq("atk-robot"), saOwner("sa-home", "robot")))
+	robotNS := createTenantNamespace(parent, robotT, uniq("atk-robot-ns"), linkCapsule).Name
+	// Started on the parent test: its temporary directory names the hub's
+	// plugin socket, which must stay short.
+	rec, kc := startRecorder(parent)
+	h := startHub(parent, kc)
+	hub := func(*testing.T) *hubProc { return h }
 	noLeak := func(t *testing.T, what, body string) {
 		t.Helper()
-		for _, n := range append(foreign, "kube-system") {
+		for _, n := range append(append([]string{}, *foreignp...), "kube-system") {
 			if strings.Contains(body, n) {
 				t.Fatalf("%s leaks %q: %.600s", what, n, body)
 			}
 		}
 	}
 	return []attackRow{
+		{"tf:44", "through the hub: a hub user mints a ServiceAccount token in their own home workspace named like a downstream ServiceAccount (a tenant owner; a kube-system controller): it must not act as that downstream identity", func(t *testing.T) {
+			h := hub(t)
+			code, body := h.send("mallory", http.MethodGet, h.URL+"/api/whoami", "")
+			expectCode(t, "whoami", code, body, 200)
+			var who struct {
+				Home struct{ Path string } `json:"home"`
+			}
+			_ = json.Unmarshal([]byte(body), &who)
+			if who.Home.Path == "" {
+				t.Fatalf("mallory has no home: %s", body)
+			}
+			ws := h.URL + "/clusters/" + who.Home.Path
+			token := func(ns, name string) string {
+				h.send("mallory", http.MethodPost, ws+"/api/v1/namespaces", `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"`+ns+`"}}`)
+				code, body := h.send("mallory", http.MethodPost, ws+"/api/v1/namespaces/"+ns+"/serviceaccounts",
+					`{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"`+name+`"}}`)
+				if code != 201 && code != 409 {
+					t.Fatalf("create SA %s/%s in mallory's home: %d %s", ns, name, code, body)
+				}
+				code, body = h.send("mallory", http.MethodPost, ws+"/api/v1/namespaces/"+ns+"/serviceaccounts/"+name+"/token",
+					`{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{}}`)
+				var tr struct {
+					Status struct{ Token string } `json:"status"`
+				}
+				if err := json.Unmarshal([]byte(body), &tr); err != nil || tr.Status.Token == "" {
+					t.Fatalf("token for %s/%s: %d %s", ns, name, code, body)
+				}
+				return tr.Status.Token
+			}
+			robot := token("sa-home", "robot")
+			code, body = h.doURL(robot, h.base()+"/api/v1/namespaces")
+			t.Logf("hub SA sa-home/robot lists namespaces: %d %.300s", code, body)
+			if code == 200 && strings.Contains(body, robotNS) {
+				t.Fatalf("mallory's hub ServiceAccount lists the downstream robot's tenant namespace %s", robotNS)
+			}
+			code, body = h.doURL(robot, h.base()+"/api/v1/namespaces/"+robotNS+"/configmaps")
+			notOKT(t, "mallory's hub SA reads the downstream robot's configmaps", code, body)
+			gc := token("kube-system", "generic-garbage-collector")
+			code, body = h.doURL(gc, h.base()+"/api/v1/namespaces/kube-system/secrets")
+			t.Logf("hub SA kube-system/generic-garbage-collector reads secrets: %d %.300s", code, body)
+			for _, r := range rec.requests("/api/v1/namespaces") {
+				if strings.HasPrefix(r.Header.Get("Impersonate-User"), "system:serviceaccount:") {
+					t.Logf("downstream saw %s as %s %v", r.Path, r.Header.Get("Impersonate-User"), r.Header.Values("Impersonate-Group"))
+				}
+			}
+			notOKT(t, "mallory's hub SA acts as the downstream's garbage collector", code, body)
+		}},
 		{"tf:35", "through the hub: forged X-Kedge-User/X-Kedge-Groups from alice are replaced by the hub's identity", func(t *testing.T) {
 			h := hub(t)
 			for _, hdr := range []http.Header{
@@ -823,6 +986,30 @@ func hubRows(t *testing.T, foreign []string, solarNS, windNS string) []attackRow
 	}
 }
 
+// send is one request to the hub as a hub user (by name) or with a raw
+// token, with a JSON body.
+func (h *hubProc) send(user, method, u, body string) (int, string) {
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(h.CA)
+	c := &http.Client{Timeout: time.Minute, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+	req, _ := http.NewRequest(method, u, strings.NewReader(body))
+	tok := hubUsers[user]
+	if tok == "" {
+		tok = user
+	}
+	req.Header.Set("Authorization", "Bearer "+tok)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
 func notOKT(t *testing.T, what string, code int, body string) {
 	t.Helper()
 	if code >= 200 && code < 300 {
@@ -872,9 +1059,24 @@ func rawGet(t *testing.T, p *proxy, user, path string) (int, string) {
 	return rawRequest(t, p, fx.Token(t, user), "GET "+path+" HTTP/1.1")
 }
 
+// rawDo sends one request with its path verbatim and an optional body.
+func rawDo(t *testing.T, p *proxy, token, method, path, contentType, body string) (int, string) {
+	t.Helper()
+	extra := ""
+	if body != "" {
+		extra = fmt.Sprintf("\r\nContent-Type: %s\r\nContent-Length: %d", contentType, len(body))
+	}
+	return rawRequestBody(t, p, token, method+" "+path+" HTTP/1.1"+extra, body)
+}
+
 // rawRequest writes one HTTP/1.1 request whose first line (and any extra
 // header lines) are given verbatim, and reads the answer.
 func rawRequest(t *testing.T, p *proxy, token, firstLines string) (int, string) {
+	t.Helper()
+	return rawRequestBody(t, p, token, firstLines, "")
+}
+
+func rawRequestBody(t *testing.T, p *proxy, token, firstLines, body string) (int, string) {
 	t.Helper()
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(p.CA.CertPEM)
@@ -888,7 +1090,7 @@ func rawRequest(t *testing.T, p *proxy, token, firstLines string) (int, string) 
 	}
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
-	fmt.Fprintf(conn, "%s\r\nHost: %s\r\nAuthorization: Bearer %s\r\nConnection: close\r\n\r\n", firstLines, host, token)
+	fmt.Fprintf(conn, "%s\r\nHost: %s\r\nAuthorization: Bearer %s\r\nConnection: close\r\n\r\n%s", firstLines, host, token, body)
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
 		return 0, err.Error()
