@@ -381,11 +381,11 @@ func TestTenantFilterAttacks(t *testing.T) {
 			foreignCert, _ := otherCA.clientCert(t, "bob", capsuleGroup, "system:masters")
 			goodCert, _ := clientCA.clientCert(t, "alice", capsuleGroup)
 			for name, v := range map[string]string{
-				"foreign CA":             xfcc(foreignCert),
-				"chain with foreign CA":  `Hash=a;Cert="` + urlq(string(foreignCert)) + `";Chain="` + urlq(string(foreignCert)+string(otherCA.CertPEM)) + `"`,
+				"foreign CA":                      xfcc(foreignCert),
+				"chain with foreign CA":           `Hash=a;Cert="` + urlq(string(foreignCert)) + `";Chain="` + urlq(string(foreignCert)+string(otherCA.CertPEM)) + `"`,
 				"two elements, good then foreign": xfcc(goodCert) + "," + xfcc(foreignCert),
-				"garbage":                `Cert="-----BEGIN CERTIFICATE-----x"`,
-				"By= only":               `By=spiffe://cluster.local/ns/x/sa/bob;Hash=1;Subject="CN=bob,O=system:masters";URI=spiffe://x`,
+				"garbage":                         `Cert="-----BEGIN CERTIFICATE-----x"`,
+				"By= only":                        `By=spiffe://cluster.local/ns/x/sa/bob;Hash=1;Subject="CN=bob,O=system:masters";URI=spiffe://x`,
 			} {
 				code, body := xfccTrusted.Do(t, "", http.MethodGet, "/api/v1/namespaces/"+solarNS+"/configmaps", "", http.Header{"X-Forwarded-Client-Cert": {v}})
 				notOK(t, "XFCC "+name, code, body)
@@ -892,6 +892,25 @@ rules:
 			for _, r := range rec.requests("/api/v1/proxy/") {
 				if u := r.Header.Get("Impersonate-User"); u != gOwner {
 					t.Errorf("%s reached the downstream as %q (the provider's credential)", r.Path, u)
+				}
+			}
+		}},
+		{"tf:48", "kubectl describe node's pod list (pods?fieldSelector=spec.nodeName=<granted node>) shows other tenants' pods, with their specs?", func(t *testing.T) {
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "solar-db", Namespace: solarNS},
+				Spec: corev1.PodSpec{NodeName: nodeBoth, Containers: []corev1.Container{{Name: "db", Image: "registry.invalid/db",
+					Env: []corev1.EnvVar{{Name: "PASSWORD", Value: "solar-s3cret"}}}}}}
+			if _, err := adminClientset().CoreV1().Pods(solarNS).Create(testCtx(t), pod, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range []string{
+				"?fieldSelector=" + urlq("spec.nodeName="+nodeBoth),
+				"?fieldSelector=" + urlq("spec.nodeName="+nodeBoth+",status.phase!=Succeeded,status.phase!=Failed"),
+				"?fieldSelector=" + urlq("spec.nodeName="+nodeBoth+",metadata.namespace="+solarNS),
+			} {
+				code, body := p.Do(t, gOwner, http.MethodGet, "/api/v1/pods"+q, "", nil)
+				t.Logf("pods%s: %d", q, code)
+				if code == 200 && (strings.Contains(body, "solar-s3cret") || strings.Contains(body, `"solar-db"`)) {
+					t.Errorf("the grants owner reads solar's pod on a granted node: %.300s", body)
 				}
 			}
 		}},
