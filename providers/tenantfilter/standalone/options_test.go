@@ -1,6 +1,7 @@
 package standalone
 
 import (
+	"crypto/tls"
 	"strings"
 	"testing"
 
@@ -114,5 +115,26 @@ func TestCoreOptions(t *testing.T) {
 	}
 	if c.RequireCapsuleUser || len(c.IgnoredUsernames) != 1 || c.ClientQPS != 5 || c.ClientBurst != 7 || c.CapsuleConfigurationName != "default" {
 		t.Errorf("core options %+v", c)
+	}
+}
+
+// TestSelfSignedByDefault: like capsule-proxy, HTTPS without
+// --ssl-cert-path serves a generated certificate; client certificates are
+// requested, not required (a token must still work with a foreign one).
+func TestSelfSignedByDefault(t *testing.T) {
+	o := NewOptions()
+	cfg, err := o.servingTLS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Certificates) != 1 || len(cfg.Certificates[0].Certificate) == 0 {
+		t.Fatal("no self-signed certificate")
+	}
+	if cfg.ClientAuth != tls.RequestClientCert {
+		t.Fatalf("ClientAuth %v, want RequestClientCert", cfg.ClientAuth)
+	}
+	o.SSLCertPath, o.SSLKeyPath = "/nonexistent.crt", "/nonexistent.key"
+	if _, err := o.servingTLS(); err == nil {
+		t.Fatal("a missing --ssl-cert-path must fail")
 	}
 }
