@@ -109,6 +109,14 @@ func (c *Core) serveNamespaces(w http.ResponseWriter, r *http.Request, caller Ca
 		c.createNamespace(w, r, caller)
 		return true
 	case "update", "patch", "delete":
+		// Only the namespace object itself: its status and finalize
+		// subresources are the namespace controller's, and with the
+		// provider's credential an owner could finalize a namespace away
+		// while its objects stay in storage (they would reappear in the
+		// next namespace of that name, whoever creates it).
+		if info.Subresource != "" {
+			return false
+		}
 		return c.mutateNamespace(w, r, caller, info)
 	}
 	return false
