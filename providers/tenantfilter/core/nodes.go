@@ -42,7 +42,7 @@ func (c *Core) serveNodeDescribe(w http.ResponseWriter, r *http.Request, caller 
 		// sees are listed, never other tenants' pods (their specs carry
 		// env values, commands, images).
 		mine := map[string]bool{}
-		for _, n := range c.visibleNames(c.namespaceView(caller)) {
+		for _, n := range c.visibleNames(c.namespaceView(r.Context(), caller)) {
 			mine[n] = true
 		}
 		c.serveFilteredList(w, r, caller, func(m metav1.ObjectMeta) bool { return mine[m.Namespace] })
