@@ -57,7 +57,25 @@ func soak(t *testing.T, b *bed) {
 	wg.Go(func() { loop(ctx, ld.l, "sse", func() error { return b.sse(ctx) }) })
 	wg.Go(func() { loop(ctx, ld.l, "websocket", func() error { return b.websocketEcho(ctx) }) })
 	wg.Go(func() { b.serviceAccountLoop(ctx, t, ws[0], ld.l) })
-	time.Sleep(d)
+	// Heap profiles at the end of warm-up and at the end tell what grew
+	// in between (go tool pprof -base <hub>-steady.pb.gz <hub>-end.pb.gz).
+	prof := os.Getenv("WHARF_SOAK_PROFILES")
+	heapProfiles := func(label string) {
+		if prof == "" {
+			return
+		}
+		for _, sm := range samplers {
+			if p, err := sm.saveHeapProfile(prof, label); err != nil {
+				t.Logf("heap profile: %v", err)
+			} else {
+				t.Logf("heap profile %s", p)
+			}
+		}
+	}
+	time.Sleep(d / 4)
+	heapProfiles("steady")
+	time.Sleep(d - d/4)
+	heapProfiles("end")
 	cancel()
 	wg.Wait()
 	p.stop()
@@ -81,16 +99,33 @@ func soak(t *testing.T, b *bed) {
 		t.Errorf("%d errors in the soak, want 0: %v", n, ld.l.errLog)
 	}
 	for _, sm := range samplers {
-		rss, gor, fds, n := sm.trends()
+		if prof != "" {
+			if err := sm.writeSamples(prof); err != nil {
+				t.Log(err)
+			}
+		}
+		st := sm.steady(0.25)
 		name := sm.h.Name
-		record(t, name+" samples (after warm-up)", n)
-		record(t, name+" RSS MiB mean / slope per min", fmt.Sprintf("%.0f / %+.2f", rss.mean, rss.perMin))
-		record(t, name+" goroutines mean / slope per min", fmt.Sprintf("%.0f / %+.2f", gor.mean, gor.perMin))
-		record(t, name+" open files mean / slope per min", fmt.Sprintf("%.0f / %+.2f", fds.mean, fds.perMin))
+		record(t, name+" samples (after warm-up)", len(st))
+		for _, sg := range signals {
+			record(t, name+" "+sg.name+" mean / slope per min ± 2se", trendOf(st, sg.get))
+		}
 		over := d * 3 / 4
-		flat(t, name+" RSS MiB", rss, over, 0.15)
-		flat(t, name+" goroutines", gor, over, 0.10)
-		flat(t, name+" open files", fds, over, 0.10)
+		flat(t, name+" RSS MiB", trendOf(st, signals[0].get), over, 0.15)
+		flat(t, name+" goroutines", trendOf(st, signals[4].get), over, 0.10)
+		flat(t, name+" open files", trendOf(st, signals[5].get), over, 0.10)
+	}
+}
+
+// flat checks that a series' growth over the run, projected from its
+// slope, stays within noise: three residual deviations plus an allowance
+// of frac of its mean (a heap grows in steps).
+func flat(t *testing.T, what string, tr trend, over time.Duration, frac float64) {
+	t.Helper()
+	growth := tr.perMin * over.Minutes()
+	bound := 3*tr.noise + frac*tr.mean
+	if growth > bound {
+		t.Errorf("%s grows %.1f over %s (slope %.2f/min), beyond noise %.1f", what, growth, over, tr.perMin, bound)
 	}
 }
 
