@@ -118,11 +118,12 @@ func writer(ctx context.Context, id int, cms func(string) corev1client.ConfigMap
 		}
 		if s.mixed && len(mine) > 2 {
 			// Steady state: past keepLive objects a writer deletes one for
-			// each it creates, so the store (and the hubs' caches) stop
-			// growing and memory can be judged flat.
+			// each it creates, so the store (and the hubs' watch caches)
+			// stop growing and memory can be judged flat. Every fourth
+			// round also updates one; the delete must not be skipped
+			// then, or the store grows by a quarter of the creates.
 			const keepLive = 40
-			switch {
-			case seq%4 == 1:
+			if seq%4 == 1 {
 				u := mine[len(mine)-2]
 				cur, err := cms(u.ws).Get(ctx, u.name, metav1.GetOptions{})
 				if err == nil {
@@ -138,7 +139,8 @@ func writer(ctx context.Context, id int, cms func(string) corev1client.ConfigMap
 				default:
 					l.fail("update", &u, err)
 				}
-			case len(mine) > keepLive:
+			}
+			if len(mine) > keepLive && ctx.Err() == nil {
 				d := mine[0]
 				mine = mine[1:]
 				err := cms(d.ws).Delete(ctx, d.name, metav1.DeleteOptions{})

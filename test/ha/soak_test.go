@@ -72,9 +72,10 @@ func soak(t *testing.T, b *bed) {
 			}
 		}
 	}
-	time.Sleep(d / 4)
+	warm := warmUp(d)
+	time.Sleep(warm)
 	heapProfiles("steady")
-	time.Sleep(d - d/4)
+	time.Sleep(d - warm)
 	heapProfiles("end")
 	cancel()
 	wg.Wait()
@@ -104,28 +105,42 @@ func soak(t *testing.T, b *bed) {
 				t.Log(err)
 			}
 		}
-		st := sm.steady(0.25)
+		st := sm.steady(warm)
 		name := sm.h.Name
-		record(t, name+" samples (after warm-up)", len(st))
+		record(t, name+" samples (after warm-up of "+warm.String()+")", len(st))
 		for _, sg := range signals {
-			record(t, name+" "+sg.name+" mean / slope per min ± 2se", trendOf(st, sg.get))
+			tr := trendOf(st, sg.get)
+			h1, h2 := halves(st, sg.get)
+			record(t, name+" "+sg.name+" mean / slope per min ± 2se", tr)
+			record(t, name+" "+sg.name+" steady halves (mean)", fmt.Sprintf("%.1f → %.1f", h1, h2))
+			if sg.frac > 0 {
+				flat(t, name+" "+sg.name, tr, d-warm, sg.frac)
+			}
 		}
-		over := d * 3 / 4
-		flat(t, name+" RSS MiB", trendOf(st, signals[0].get), over, 0.15)
-		flat(t, name+" goroutines", trendOf(st, signals[4].get), over, 0.10)
-		flat(t, name+" open files", trendOf(st, signals[5].get), over, 0.10)
 	}
 }
 
-// flat checks that a series' growth over the run, projected from its
-// slope, stays within noise: three residual deviations plus an allowance
-// of frac of its mean (a heap grows in steps).
+// warmUp is the part of a soak of d not judged: the hubs' watch caches
+// fill their event history (sized to the last 75 s of events) and the
+// connection and buffer pools fill. The 5-minute soak's RSS and live heap
+// level off after 90–150 s; half the run, at most 150 s, is left out.
+func warmUp(d time.Duration) time.Duration { return max(d/4, min(150*time.Second, d/2)) }
+
+// flat fails a series that grows beyond noise over the steady part: its
+// slope must be significant (more than two standard errors above zero)
+// and the growth it projects over the steady part more than three
+// residual deviations plus frac of its mean (a heap grows in steps).
+// A trend that passes only by one of the two is printed as such.
 func flat(t *testing.T, what string, tr trend, over time.Duration, frac float64) {
 	t.Helper()
 	growth := tr.perMin * over.Minutes()
 	bound := 3*tr.noise + frac*tr.mean
-	if growth > bound {
-		t.Errorf("%s grows %.1f over %s (slope %.2f/min), beyond noise %.1f", what, growth, over, tr.perMin, bound)
+	significant := tr.perMin-2*tr.seMin > 0
+	switch {
+	case significant && growth > bound:
+		t.Errorf("%s grows %.1f over %s (slope %.2f ± %.2f/min), beyond noise %.1f", what, growth, over, tr.perMin, 2*tr.seMin, bound)
+	case significant:
+		t.Logf("%s: slope %.2f ± %.2f/min is above zero, but the %.1f it projects over %s is within noise %.1f", what, tr.perMin, 2*tr.seMin, growth, over, bound)
 	}
 }
 

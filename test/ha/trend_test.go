@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // trend is a least-squares line through one series: its slope per
@@ -42,22 +43,45 @@ func (t trend) String() string {
 type series struct {
 	name string
 	get  func(sample) float64
+	frac float64 // allowance, of its mean, for steps; 0: printed, not judged
 }
 
 var signals = []series{
-	{"RSS MiB", func(s sample) float64 { return s.rssMiB }},
-	{"live heap MiB (after GC)", func(s sample) float64 { return s.liveMiB }},
-	{"heap in use MiB", func(s sample) float64 { return s.heapInuseMiB }},
-	{"heap alloc MiB", func(s sample) float64 { return s.heapAllocMiB }},
-	{"goroutines", func(s sample) float64 { return s.goroutines }},
-	{"open files", func(s sample) float64 { return s.fd }},
+	{"RSS MiB", func(s sample) float64 { return s.rssMiB }, 0.15},
+	{"live heap MiB (after GC)", func(s sample) float64 { return s.liveMiB }, 0.10},
+	// Between collections the heap swings with the GC cycle: shown for
+	// the record, judged through the live heap and RSS.
+	{"heap in use MiB", func(s sample) float64 { return s.heapInuseMiB }, 0},
+	{"heap alloc MiB", func(s sample) float64 { return s.heapAllocMiB }, 0},
+	{"goroutines", func(s sample) float64 { return s.goroutines }, 0.10},
+	{"open files", func(s sample) float64 { return s.fd }, 0.10},
 }
 
-// steady is the samples after the first skip fraction (warm-up).
-func (sm *sampler) steady(skip float64) []sample {
+// steady is the samples taken after the warm-up.
+func (sm *sampler) steady(warm time.Duration) []sample {
 	sm.mu.Lock()
 	defer sm.mu.Unlock()
-	return append([]sample(nil), sm.s[int(float64(len(sm.s))*skip):]...)
+	var out []sample
+	for _, s := range sm.s {
+		if s.at >= warm {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// halves is a signal's mean over the first and the second half of s: a
+// leak moves the second up by about half the growth; warm-up that has
+// ended leaves them level.
+func halves(s []sample, get func(sample) float64) (float64, float64) {
+	mean := func(s []sample) float64 {
+		var t float64
+		for _, v := range s {
+			t += get(v)
+		}
+		return t / float64(max(len(s), 1))
+	}
+	return mean(s[:len(s)/2]), mean(s[len(s)/2:])
 }
 
 // trendOf fits one signal over samples.
