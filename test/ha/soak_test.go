@@ -31,6 +31,21 @@ func soakDuration(t *testing.T) (time.Duration, int) {
 	return 30 * time.Second, 24
 }
 
+// TestSoak runs the soak on a bed of its own, in parallel with TestHA's
+// fault cases: its hubs have not just been restarted by them (a replica
+// restarted moments before would still be warming up its caches), and the
+// package's run is shorter by the soak.
+func TestSoak(t *testing.T) {
+	t.Parallel()
+	b := newBed(t)
+	t.Cleanup(func() {
+		if bad := overlaps(servingIntervals(t, b.servingLog)); len(bad) > 0 {
+			t.Errorf("two singleprobe instances served at once:\n%s", strings.Join(bad, "\n"))
+		}
+	})
+	soak(t, b)
+}
+
 // soak runs mixed load through haproxy with no fault: CRUD and watches
 // across the workspaces, singleprobe requests, server-sent events and
 // websockets through the backend proxy (and the forwarding hop, for the
