@@ -148,15 +148,22 @@ func warmUp(d time.Duration) time.Duration { return max(d/4, min(150*time.Second
 // A trend that passes only by one of the two is printed as such.
 func flat(t *testing.T, what string, tr trend, over time.Duration, frac float64) {
 	t.Helper()
-	growth := tr.perMin * over.Minutes()
-	bound := 3*tr.noise + frac*tr.mean
-	significant := tr.perMin-2*tr.seMin > 0
+	grows, significant, growth, bound := judge(tr, over, frac)
 	switch {
-	case significant && growth > bound:
+	case grows:
 		t.Errorf("%s grows %.1f over %s (slope %.2f ± %.2f/min), beyond noise %.1f", what, growth, over, tr.perMin, 2*tr.seMin, bound)
 	case significant:
 		t.Logf("%s: slope %.2f ± %.2f/min is above zero, but the %.1f it projects over %s is within noise %.1f", what, tr.perMin, 2*tr.seMin, growth, over, bound)
 	}
+}
+
+// judge is flat's verdict: grows when the slope is significant and its
+// projected growth beyond the bound.
+func judge(tr trend, over time.Duration, frac float64) (grows, significant bool, growth, bound float64) {
+	growth = tr.perMin * over.Minutes()
+	bound = 3*tr.noise + frac*tr.mean
+	significant = tr.perMin-2*tr.seMin > 0
+	return significant && growth > bound, significant, growth, bound
 }
 
 // loop runs one request kind back to back until ctx ends.
