@@ -143,7 +143,7 @@ func hubReplicaLoss(t *testing.T, b *bed, ws []string) {
 	victim.kill9()
 	record(t, "hub replica killed", victim.Name)
 	settle(5 * time.Second)
-	ld.stop()
+	ld.stopWriters()
 	survivor := b.other(victim)
 	// The watches resumed on the survivor from their resourceVersion: they
 	// must have seen every acknowledged create, without a relist.
