@@ -236,7 +236,13 @@ func rollingRestart(t *testing.T, b *bed, ws []string) {
 		}
 		record(t, "drain "+h.Name+" (SIGTERM → exit 0)", time.Since(start).Round(10*time.Millisecond))
 		if p != nil {
-			if at, ok := p.firstOtherAfter(start, old); ok {
+			// The new holder's plugin may answer only after the drained
+			// replica exited (its start is not part of the drain): poll.
+			at, ok := p.firstOtherAfter(start, old)
+			for deadline := time.Now().Add(30 * time.Second); !ok && time.Now().Before(deadline); at, ok = p.firstOtherAfter(start, old) {
+				time.Sleep(100 * time.Millisecond)
+			}
+			if ok {
 				record(t, "handover on SIGTERM (→ first answer from new holder)", at.Sub(start).Round(10*time.Millisecond))
 			} else {
 				t.Errorf("singleprobe was not handed over when its holder %s drained", h.Name)
