@@ -239,6 +239,14 @@ func TestNamespaceCore(t *testing.T) {
 		// An owner of several tenants must say which.
 		addOwner(t, e, "solar", "alice")
 		defer removeOwner(t, e, "solar", "alice")
+		// The filter learns the new owner through its Tenant informer:
+		// wait until alice sees solar's namespace before asking.
+		eventually(t, time.Minute, func() error {
+			if code, body := f.do(t, "alice", "GET", "/api/v1/namespaces/solar-a", "", nil); code != http.StatusOK {
+				return fmt.Errorf("alice get solar-a: %d %s", code, body)
+			}
+			return nil
+		})
 		code, body := f.do(t, "alice", "POST", "/api/v1/namespaces", `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"which-one"}}`, nil)
 		if code != http.StatusBadRequest {
 			t.Fatalf("alice with two tenants, no label: %d %s", code, body)
