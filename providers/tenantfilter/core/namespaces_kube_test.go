@@ -186,6 +186,13 @@ func TestNamespaceCore(t *testing.T) {
 		defer removeOwner(t, e, "solar", "alice") // idempotent; keeps later subtests meaningful on failure
 		expectEvents(t, w, watch.Added, "", "solar-a", "solar-b")
 		removeOwner(t, e, "solar", "alice")
+		// Later subtests need alice to own wind alone again.
+		eventually(t, time.Minute, func() error {
+			if code, _ := f.do(t, "alice", "GET", "/api/v1/namespaces/solar-a", "", nil); code != http.StatusNotFound {
+				return fmt.Errorf("alice still sees solar-a: %d", code)
+			}
+			return nil
+		})
 		expectEvents(t, w, watch.Deleted, "", "solar-a", "solar-b")
 	})
 
