@@ -1,5 +1,6 @@
 // Package authn builds the hub's request authenticator: a union of bearer
-// token authenticators tried in a fixed order.
+// token authenticators tried in a fixed order, and, around the hub's whole
+// chain, anonymous access to the health endpoints (anonymous.go).
 //
 //  1. Static tokens: the generated admin token, then --token-auth-file.
 //  2. Hub service-account tokens (package hub/serviceaccounts).
@@ -25,8 +26,21 @@
 // alg "none" or HMAC-signed with a public key), reading hub logs, and
 // probing error responses to learn which check failed.
 //
-//   - Anonymous requests are refused: there is no anonymous authenticator
-//     in the chain, so a request without a valid credential is 401.
+//   - Anonymous requests are refused, with one exception: GET and HEAD of
+//     exactly /livez, /readyz and /healthz (HealthPaths), presenting no
+//     credential at all (no Authorization header, no session cookie, no
+//     client certificate) and addressing no workspace (no /clusters/
+//     prefix), are system:anonymous in group system:unauthenticated, so
+//     that kubelet and load balancer probes need no token, as
+//     kube-apiserver's with anonymous.conditions (WithAnonymousHealth,
+//     upstream's anonymous authenticator behind union.NewFailOnError).
+//     Every other request without a valid credential is 401 as before:
+//     another path or method, a sub-path (/readyz/etcd), an unclean
+//     spelling (/readyz/../metrics, //readyz, /readyz/), and a rejected
+//     credential on a health path (the failure is final, as upstream's).
+//     The anonymous identity never joins system:authenticated, gets no
+//     home workspace, and the authorizer grants it those three paths only
+//     (hub/server builtinpolicy.go).
 //   - Failures answer the generic apiserver 401 Status ("Unauthorized").
 //     The reason is never sent to the client, so a prober cannot tell an
 //     expired token from a bad signature or an unknown static token.

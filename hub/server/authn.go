@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/wharfhub/wharf/hub/authn"
+	"github.com/wharfhub/wharf/hub/cluster"
 	"github.com/wharfhub/wharf/hub/login"
 )
 
@@ -32,8 +33,9 @@ func staticTokens(adminToken, tokenFile string) (authenticator.Token, error) {
 // newAuthenticator authenticates requests through hub/authn's union: the
 // static tokens and the hub-minted provider tokens, hub service-account
 // tokens, then OIDC ID tokens if --oidc-* is set, then the browser session
-// cookie (nil: none). Anonymous requests are never authenticated. ctx must
-// live as long as the hub: OIDC discovery and key refresh run under it.
+// cookie (nil: none). Anonymous requests are authenticated only for the
+// health endpoints, around the whole chain (authnThrottle). ctx must live
+// as long as the hub: OIDC discovery and key refresh run under it.
 func newAuthenticator(ctx context.Context, static, providers, sa authenticator.Token, o *authn.Options, session authenticator.Request) (*authn.Authenticator, error) {
 	// Provider tokens are minted by the hub itself (hub/providerauth), so
 	// they sit in the static slot, after the admin token and the file.
@@ -50,7 +52,8 @@ func newAuthenticator(ctx context.Context, static, providers, sa authenticator.T
 // (service-account tokens, impersonated identities) used outside their
 // workspace are denied first; the hub's own confinement extra is allowed
 // in the request's workspace; then hub administrators are allowed, then the
-// scope of provider identities applies, then everybody who may not see the
+// scope of provider identities applies, then anonymous health probes are
+// allowed (builtinpolicy.go), then everybody who may not see the
 // request's workspace is denied alike whether it exists or not
 // (visibility.go), then upstream's bootstrap grants to every authenticated
 // caller (self reviews, discovery, public information; builtinpolicy.go),
@@ -63,6 +66,7 @@ func newAuthorizer(a admins, w *workspaceRBAC, providers authorizer.Authorizer) 
 		confinementMarker(w.withCluster),
 		authzunion.NamedAuthorizer{AuthorizerName: "admins", Authorizer: authorizer.AuthorizerFunc(a.Authorize)},
 		authzunion.NamedAuthorizer{AuthorizerName: "providers", Authorizer: providers},
+		publicHealthStep(),
 		visibilityStep(w.withCluster, w),
 		builtinStep(),
 		authzunion.NamedAuthorizer{AuthorizerName: "rbac", Authorizer: authorizer.AuthorizerFunc(w.Authorize)},
@@ -81,17 +85,34 @@ func newAuthorizer(a admins, w *workspaceRBAC, providers authorizer.Authorizer) 
 // them helps no guesser) are known good from the start: an attacker
 // flooding from a shared address must not lock the hub, or its
 // administrator after a restart, out.
+//
+// Outermost of all, upstream's anonymous authenticator answers what the
+// chain did not: GET and HEAD of exactly /livez, /readyz and /healthz
+// without any credential, addressing no workspace, are system:anonymous,
+// so that kubelet and load balancer probes need no token, as
+// kube-apiserver's (hub/authn WithAnonymousHealth). Outside the home
+// workspace wrapper (an anonymous caller has no home) and the throttle's
+// charging (no credential, nothing to charge); TokenReview uses the bare
+// union and never sees it.
 func (o *Options) authnThrottle(gc *genericapiserver.RecommendedConfig, adminToken string) (*authn.Throttle, error) {
 	trusted, err := o.Login.TrustedProxies()
 	if err != nil {
 		return nil, err
 	}
 	t := authn.NewThrottle(o.AuthnThrottle, trusted, login.SessionCookie, clock.RealClock{})
-	gc.Authentication.Authenticator = t.Authenticator(gc.Authentication.Authenticator)
+	gc.Authentication.Authenticator = authn.WithAnonymousHealth(t.Authenticator(gc.Authentication.Authenticator),
+		authn.AnonymousHealth{SessionCookie: login.SessionCookie, Explicit: explicitTarget})
 	for _, tok := range []string{gc.LoopbackClientConfig.BearerToken, adminToken} {
 		if tok != "" {
 			t.Remember("Bearer " + tok)
 		}
 	}
 	return t, nil
+}
+
+// explicitTarget reports whether the request named a workspace with a
+// /clusters/ prefix (or its target is unknown, which must fail closed).
+func explicitTarget(ctx context.Context) bool {
+	t, ok := cluster.TargetFrom(ctx)
+	return !ok || t.Explicit
 }

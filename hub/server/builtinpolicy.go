@@ -10,6 +10,7 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	authzunion "k8s.io/apiserver/pkg/authorization/union"
 
+	"github.com/wharfhub/wharf/hub/authn"
 	"github.com/wharfhub/wharf/hub/authz/rbac"
 	"github.com/wharfhub/wharf/hub/policy"
 )
@@ -57,6 +58,45 @@ var builtinGrants = []builtinGrant{
 	{name: "system:service-account-issuer-discovery", groups: []string{serviceaccount.AllServiceAccountsGroup}, rules: []rbacv1.PolicyRule{
 		{Verbs: []string{"get"}, NonResourceURLs: policy.IssuerDiscoveryURLs()},
 	}},
+}
+
+// publicHealth is the part of upstream's system:public-info-viewer binding
+// that reaches system:unauthenticated: the health endpoints, which
+// kubelet and load balancer probes read without credentials. Upstream
+// binds /version to that group as well; the hub authenticates anonymous
+// callers on the health paths only (hub/authn HealthPaths), so this grant
+// lists exactly those, and the sub-paths (/readyz/etcd) not at all.
+var publicHealth = builtinGrant{name: "system:public-info-viewer", groups: []string{user.AllUnauthenticated}, rules: []rbacv1.PolicyRule{
+	{Verbs: []string{"get"}, NonResourceURLs: authn.HealthPaths()},
+}}
+
+// publicHealthStep allows the anonymous probes. It must run before the
+// visibility step, which denies everybody whom no binding of the workspace
+// names (an anonymous caller is named by none), and after the guards,
+// which keep unclean paths and process-wide ones closed. It allows GET and
+// HEAD (verb get) of exactly the health paths to the anonymous identity
+// and nothing else to anybody: an authenticated caller is never in
+// system:unauthenticated, and reaches the same paths through
+// system:discovery after the visibility step, as before.
+func publicHealthStep() authzunion.NamedAuthorizer {
+	return authzunion.NamedAuthorizer{AuthorizerName: "public-health", Authorizer: authorizer.AuthorizerFunc(authorizePublicHealth)}
+}
+
+func authorizePublicHealth(_ context.Context, attrs authorizer.Attributes) (authorizer.Decision, string, error) {
+	u := attrs.GetUser()
+	if u == nil || u.GetName() != user.Anonymous || attrs.IsResourceRequest() {
+		return authorizer.DecisionNoOpinion, "", nil
+	}
+	group, ok := memberOf(u, publicHealth.groups)
+	if !ok {
+		return authorizer.DecisionNoOpinion, "", nil
+	}
+	for i := range publicHealth.rules {
+		if rbac.RuleAllows(attrs, &publicHealth.rules[i]) {
+			return authorizer.DecisionAllow, publicHealth.reason(group), nil
+		}
+	}
+	return authorizer.DecisionNoOpinion, "", nil
 }
 
 // builtinStep is the authorizer step of the built-in grants. It runs after

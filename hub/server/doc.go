@@ -3,9 +3,9 @@
 //
 // # Threat model of the authorizer chain
 //
-// The attacker is any person with a token, and therefore admin of their
-// own home workspace: workspace RBAC grants them "*" on "*" there, as
-// upstream's cluster-admin does. Every decision is about one workspace
+// The attacker is anybody without a token (step 6), or any person with a
+// token, and therefore admin of their own home workspace: workspace RBAC
+// grants them "*" on "*" there, as upstream's cluster-admin does. Every decision is about one workspace
 // (logical cluster); the chain (newAuthorizer) must never let a grant in
 // one workspace act in another or hub-wide. In order:
 //
@@ -36,12 +36,23 @@
 //     with the request's own workspace, which the hub asks for itself.
 //  5. Hub administrators are allowed; then the scope of provider
 //     identities applies (hub/providerauth).
-//  6. workspace-visibility denies, with one fixed reason, everybody whom no
+//  6. public-health allows the one thing an anonymous caller may do: GET
+//     (or HEAD) exactly /livez, /readyz or /healthz, as upstream's
+//     system:public-info-viewer binding to system:unauthenticated
+//     (builtinpolicy.go). hub/authn authenticates anonymous callers on
+//     those paths only, without a /clusters/ prefix and without any
+//     credential; every other request without a valid credential is 401
+//     before authorization. No other step allows system:anonymous or
+//     system:unauthenticated anything: the built-in grants name
+//     system:authenticated and service accounts, and the visibility step
+//     denies whomever no binding names (root's bindings are hub
+//     administrators' to write).
+//  7. workspace-visibility denies, with one fixed reason, everybody whom no
 //     binding of the workspace names (nor its own service-account token),
 //     and does so whether the workspace exists or not: a workspace one
 //     cannot see looks the same as a missing one (visibility.go). Only
 //     past this step can a caller learn that a workspace exists (a 404).
-//  7. Upstream's bootstrap grants to every authenticated caller
+//  8. Upstream's bootstrap grants to every authenticated caller
 //     (system:basic-user, system:discovery, system:public-info-viewer:
 //     builtinpolicy.go) for the rest; the request workspace's RBAC; what
 //     none allowed is denied with no reason, as kube-apiserver's RBAC.
