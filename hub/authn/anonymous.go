@@ -3,21 +3,38 @@ package authn
 import (
 	"context"
 	"net/http"
+	"path"
+	"strings"
 
-	"k8s.io/apiserver/pkg/apis/apiserver"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/request/anonymous"
 	requestunion "k8s.io/apiserver/pkg/authentication/request/union"
 )
 
-// HealthPaths are the only paths a request without credentials may use:
-// kube-apiserver's health endpoints, as its documented structured
-// AuthenticationConfiguration enables anonymous access for probes
-// (anonymous.conditions: /livez, /readyz, /healthz). Conditions are exact
-// paths, as upstream's: per-check sub-paths (/readyz/etcd) describe the
-// hub process and stay for hub administrators, query parameters (?verbose,
-// ?exclude=) are no part of the path and keep working.
+// HealthPaths are kube-apiserver's health endpoints, the only paths a
+// request without credentials may use: kubelet and load balancer probes
+// read them without a token, as kube-apiserver's documented structured
+// AuthenticationConfiguration allows (anonymous.conditions: /livez,
+// /readyz, /healthz). Query parameters (?verbose, ?exclude=) are no part
+// of the path and keep working.
 func HealthPaths() []string { return []string{"/livez", "/readyz", "/healthz"} }
+
+// IsHealthPath reports whether p is one of HealthPaths or a per-check
+// sub-path of one (/readyz/etcd, /livez/ping) in clean form: no empty,
+// "." or ".." segment and no trailing slash, so /readyz/../metrics,
+// //readyz, /readyz/%2e%2e/metrics (decoded before this) and /readyz/ are
+// not health paths.
+func IsHealthPath(p string) bool {
+	if path.Clean(p) != p {
+		return false
+	}
+	for _, h := range HealthPaths() {
+		if p == h || strings.HasPrefix(p, h+"/") {
+			return true
+		}
+	}
+	return false
+}
 
 // AnonymousHealth says when a request may be anonymous. The zero value
 // admits no request.
@@ -33,25 +50,29 @@ type AnonymousHealth struct {
 }
 
 // WithAnonymousHealth returns delegate followed by upstream's anonymous
-// authenticator with HealthPaths as its conditions, as kube-apiserver
-// composes them (union.NewFailOnError): a request whose credential the
-// delegate rejects with an error stays 401, an anonymous one to a health
-// path is system:anonymous in group system:unauthenticated (never
-// system:authenticated), every other one is unauthenticated as before.
+// authenticator, composed as kube-apiserver composes them
+// (union.NewFailOnError): a request whose credential the delegate rejects
+// with an error stays 401; a request to a health path (IsHealthPath) is
+// system:anonymous in group system:unauthenticated (never
+// system:authenticated); every other request is unauthenticated, 401, as
+// before.
 //
-// Stricter than upstream, and so "nothing more": only GET and HEAD, only a
-// request that presents no credential at all (no Authorization header, no
-// session cookie, no client certificate: a credential the delegate merely
-// does not recognise must not turn into anonymous access), and never with
-// a /clusters/ prefix. Paths match exactly, after Go's percent-decoding,
-// so /readyz/../metrics, //readyz, /readyz/%2e%2e/metrics and /readyz/
-// are not health paths.
+// Upstream's conditions are exact paths. Sub-paths are anonymous too, so
+// that the hub answers them as kube-apiserver (whose anonymous access
+// covers every path by default) does: authorization, not authentication,
+// refuses them, with 403 "system:anonymous cannot get path
+// /readyz/etcd" (hub/server grants the three paths only, and the
+// process-wide guard keeps sub-paths for hub administrators).
+//
+// Stricter than upstream, and so nothing more: only GET and HEAD (HEAD is
+// then refused by authorization, as upstream's RBAC verb is "head"); only
+// a request that presents no credential at all (no Authorization header,
+// no session cookie, no client certificate: a credential the delegate
+// does not recognise must not turn into anonymous access); and never with
+// a /clusters/ prefix.
 func WithAnonymousHealth(delegate authenticator.Request, a AnonymousHealth) authenticator.Request {
-	var conds []apiserver.AnonymousAuthCondition
-	for _, p := range HealthPaths() {
-		conds = append(conds, apiserver.AnonymousAuthCondition{Path: p})
-	}
-	anon := anonymous.NewAuthenticator(conds)
+	// No conditions: the path is checked by admits (IsHealthPath).
+	anon := anonymous.NewAuthenticator(nil)
 	guarded := authenticator.RequestFunc(func(r *http.Request) (*authenticator.Response, bool, error) {
 		if !a.admits(r) {
 			return nil, false, nil
@@ -61,10 +82,9 @@ func WithAnonymousHealth(delegate authenticator.Request, a AnonymousHealth) auth
 	return requestunion.NewFailOnError(delegate, guarded)
 }
 
-// admits reports whether r may be anonymous at all; upstream's
-// authenticator then checks the path.
+// admits reports whether r may be anonymous.
 func (a AnonymousHealth) admits(r *http.Request) bool {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead || !IsHealthPath(r.URL.Path) {
 		return false
 	}
 	if a.Explicit == nil || a.Explicit(r.Context()) {

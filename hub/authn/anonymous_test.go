@@ -45,9 +45,10 @@ func anonHandler(t *testing.T) http.Handler {
 	return genericapifilters.WithRequestInfo(h, &request.RequestInfoFactory{APIPrefixes: sets.NewString("api", "apis"), GrouplessAPIPrefixes: sets.NewString("api")})
 }
 
-// TestAnonymousHealth: only credential-free GET and HEAD of exactly the
-// health paths, addressing no workspace, are anonymous; everything else
-// is the same generic 401 as without the anonymous authenticator.
+// TestAnonymousHealth: only credential-free GET and HEAD of the health
+// paths and their clean sub-paths, addressing no workspace, are
+// anonymous; everything else is the same generic 401 as without the
+// anonymous authenticator.
 func TestAnonymousHealth(t *testing.T) {
 	h := anonHandler(t)
 	const anon = user.Anonymous + " " + user.AllUnauthenticated
@@ -92,8 +93,10 @@ func TestAnonymousHealth(t *testing.T) {
 		{name: "client certificate on /readyz", method: "GET", target: "/readyz", tls: peerCert},
 		{name: "/clusters/<x>/readyz", method: "GET", target: "/readyz", explicit: true},
 		{name: "no target recorded fails closed", method: "GET", target: "/readyz", noTarget: true},
-		{name: "check sub-path", method: "GET", target: "/readyz/etcd"},
-		{name: "livez ping", method: "GET", target: "/livez/ping"},
+		{name: "check sub-path (authorization refuses it)", method: "GET", target: "/readyz/etcd", want: anon},
+		{name: "livez ping (authorization refuses it)", method: "GET", target: "/livez/ping", want: anon},
+		{name: "HEAD sub-path", method: "HEAD", target: "/healthz/ping", want: anon},
+		{name: "traversal out of a sub-path", method: "GET", target: "/readyz/etcd/../../metrics"},
 		{name: "trailing slash", method: "GET", target: "/readyz/"},
 		{name: "double slash", method: "GET", target: "//readyz"},
 		{name: "dot segment", method: "GET", target: "/./readyz"},

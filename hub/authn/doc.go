@@ -27,20 +27,21 @@
 // probing error responses to learn which check failed.
 //
 //   - Anonymous requests are refused, with one exception: GET and HEAD of
-//     exactly /livez, /readyz and /healthz (HealthPaths), presenting no
-//     credential at all (no Authorization header, no session cookie, no
-//     client certificate) and addressing no workspace (no /clusters/
-//     prefix), are system:anonymous in group system:unauthenticated, so
-//     that kubelet and load balancer probes need no token, as
-//     kube-apiserver's with anonymous.conditions (WithAnonymousHealth,
-//     upstream's anonymous authenticator behind union.NewFailOnError).
-//     Every other request without a valid credential is 401 as before:
-//     another path or method, a sub-path (/readyz/etcd), an unclean
-//     spelling (/readyz/../metrics, //readyz, /readyz/), and a rejected
-//     credential on a health path (the failure is final, as upstream's).
-//     The anonymous identity never joins system:authenticated, gets no
-//     home workspace, and the authorizer grants it those three paths only
-//     (hub/server builtinpolicy.go).
+//     /livez, /readyz, /healthz and their clean sub-paths (IsHealthPath),
+//     presenting no credential at all (no Authorization header, no session
+//     cookie, no client certificate) and addressing no workspace (no
+//     /clusters/ prefix), are system:anonymous in group
+//     system:unauthenticated, so that kubelet and load balancer probes need
+//     no token, as kube-apiserver's (WithAnonymousHealth: upstream's
+//     anonymous authenticator behind union.NewFailOnError). The authorizer
+//     then allows GET of exactly the three paths and nothing else
+//     (hub/server builtinpolicy.go): sub-paths and HEAD get kube-apiserver's
+//     403. Every other request without a valid credential is 401 as
+//     before: another path or method, an unclean spelling
+//     (/readyz/../metrics, //readyz, /readyz/%2e%2e/metrics, /readyz/), and
+//     a rejected credential on a health path (the failure is final, as
+//     upstream's). The anonymous identity never joins
+//     system:authenticated and gets no home workspace.
 //   - Failures answer the generic apiserver 401 Status ("Unauthorized").
 //     The reason is never sent to the client, so a prober cannot tell an
 //     expired token from a bad signature or an unknown static token.

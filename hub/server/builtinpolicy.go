@@ -65,7 +65,8 @@ var builtinGrants = []builtinGrant{
 // kubelet and load balancer probes read without credentials. Upstream
 // binds /version to that group as well; the hub authenticates anonymous
 // callers on the health paths only (hub/authn HealthPaths), so this grant
-// lists exactly those, and the sub-paths (/readyz/etcd) not at all.
+// lists exactly those, and the sub-paths (/readyz/etcd) not at all: they
+// describe the hub process and are for hub administrators.
 var publicHealth = builtinGrant{name: "system:public-info-viewer", groups: []string{user.AllUnauthenticated}, rules: []rbacv1.PolicyRule{
 	{Verbs: []string{"get"}, NonResourceURLs: authn.HealthPaths()},
 }}
@@ -73,9 +74,9 @@ var publicHealth = builtinGrant{name: "system:public-info-viewer", groups: []str
 // publicHealthStep allows the anonymous probes. It must run before the
 // visibility step, which denies everybody whom no binding of the workspace
 // names (an anonymous caller is named by none), and after the guards,
-// which keep unclean paths and process-wide ones closed. It allows GET and
-// HEAD (verb get) of exactly the health paths to the anonymous identity
-// and nothing else to anybody: an authenticated caller is never in
+// which keep unclean paths and process-wide ones closed. It allows verb
+// get (GET; HEAD is verb head, refused as by upstream's RBAC) of exactly
+// the health paths to the anonymous identity and nothing else to anybody: an authenticated caller is never in
 // system:unauthenticated, and reaches the same paths through
 // system:discovery after the visibility step, as before.
 func publicHealthStep() authzunion.NamedAuthorizer {

@@ -37,16 +37,18 @@
 //  5. Hub administrators are allowed; then the scope of provider
 //     identities applies (hub/providerauth).
 //  6. public-health allows the one thing an anonymous caller may do: GET
-//     (or HEAD) exactly /livez, /readyz or /healthz, as upstream's
+//     exactly /livez, /readyz or /healthz, as upstream's
 //     system:public-info-viewer binding to system:unauthenticated
-//     (builtinpolicy.go). hub/authn authenticates anonymous callers on
-//     those paths only, without a /clusters/ prefix and without any
-//     credential; every other request without a valid credential is 401
-//     before authorization. No other step allows system:anonymous or
-//     system:unauthenticated anything: the built-in grants name
-//     system:authenticated and service accounts, and the visibility step
-//     denies whomever no binding names (root's bindings are hub
-//     administrators' to write).
+//     (builtinpolicy.go). hub/authn authenticates anonymous callers only
+//     for GET and HEAD of those paths and their clean sub-paths, without a
+//     /clusters/ prefix and without any credential (sub-paths and HEAD are
+//     then denied, 403 as kube-apiserver's; the process-wide guard keeps
+//     sub-paths for hub administrators); every other request without a
+//     valid credential is 401 before authorization. No other step allows
+//     system:anonymous or system:unauthenticated anything: the built-in
+//     grants name system:authenticated and service accounts, and the
+//     visibility step denies whomever no binding names (root's bindings
+//     are hub administrators' to write).
 //  7. workspace-visibility denies, with one fixed reason, everybody whom no
 //     binding of the workspace names (nor its own service-account token),
 //     and does so whether the workspace exists or not: a workspace one

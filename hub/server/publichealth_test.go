@@ -53,6 +53,7 @@ func TestPublicHealthChain(t *testing.T) {
 		{"trailing slash", root, path("get", "/readyz/"), false},
 		{"double slash", root, path("get", "//readyz"), false},
 		{"traversal", root, path("get", "/readyz/../metrics"), false},
+		{"head (upstream's RBAC verb is head)", root, path("head", "/readyz"), false},
 		{"post", root, path("post", "/readyz"), false},
 		{"put", root, path("put", "/livez"), false},
 		{"metrics", root, path("get", "/metrics"), false},
