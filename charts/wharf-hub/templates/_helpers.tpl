@@ -116,12 +116,3 @@ app.kubernetes.io/component: etcd
 {{- printf "--provider=%s=%s" .name $bin -}}
 {{- end -}}
 {{- end -}}
-
-{{/* probe is the exec command of a health probe: (list $ "/readyz"). The
-     serving chain is the trust anchor; the external host is a name every
-     serving certificate (generated or given) must carry. */}}
-{{- define "wharf-hub.probe" -}}
-{{- $ := index . 0 -}}
-{{- $host := (urlParse (include "wharf-hub.externalURL" $)).host | splitList ":" | first -}}
-{{- list "/usr/local/bin/wharf-hub" "probe" (index . 1) "--data-dir=/var/lib/wharf" (printf "--secure-port=%v" $.Values.securePort) "--ca-file=/etc/wharf/tls/tls.crt" (printf "--server-name=%s" $host) | toJson -}}
-{{- end -}}
