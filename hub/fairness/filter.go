@@ -3,6 +3,7 @@ package fairness
 import (
 	"errors"
 	"net/http"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -12,6 +13,8 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/metrics"
 	apirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/klog/v2"
+
+	"github.com/wharfhub/wharf/hub/authn"
 )
 
 // Message is the text of every 429 this package answers, whichever bound
@@ -47,6 +50,10 @@ func (f Filter) WithLimit(handler http.Handler, longRunning apirequest.LongRunni
 			handler.ServeHTTP(w, r)
 			return
 		}
+		if isProbe(info) {
+			handler.ServeHTTP(w, r)
+			return
+		}
 		kind := Mutating
 		if readOnlyVerbs.Has(info.Verb) {
 			kind = ReadOnly
@@ -57,6 +64,19 @@ func (f Filter) WithLimit(handler http.Handler, longRunning apirequest.LongRunni
 			tooMany(w, r, s, schema.GroupVersion{Group: info.APIGroup, Version: info.APIVersion})
 		})
 	})
+}
+
+// isProbe reports a health probe: GET of exactly /livez, /readyz or
+// /healthz. Upstream's "probes" FlowSchema puts exactly these in the exempt
+// priority level, for authenticated and anonymous callers alike. Here every
+// anonymous caller is one tenant (user:system:anonymous), so without the
+// exemption anybody able to reach the hub could hold that share with a
+// flood and fail every kubelet's and load balancer's probe, which carry no
+// credential (issue 17). The handlers are in-memory checks with bounded
+// time (the etcd check has its own timeout); sub-paths and other verbs are
+// counted as before.
+func isProbe(info *apirequest.RequestInfo) bool {
+	return !info.IsResourceRequest && info.Verb == "get" && slices.Contains(authn.HealthPaths(), info.Path)
 }
 
 // WithProviderLimit limits authenticated requests of the provider routes,

@@ -41,9 +41,11 @@ func TestWithLimit(t *testing.T) {
 			return home.PathOf("bob").Join("child"), nil
 		},
 	}
+	anon := &user.DefaultInfo{Name: user.Anonymous, Groups: []string{user.AllUnauthenticated}}
 	type req struct {
 		u        user.Info
 		verb     string
+		path     string // a non-resource request to path; "": a configmap
 		longRun  bool
 		wantHeld bool // held in flight; otherwise answered at once with want
 		want     int
@@ -76,6 +78,26 @@ func TestWithLimit(t *testing.T) {
 			{u: bob, verb: "create", wantHeld: true},
 			{u: bob, verb: "watch", longRun: true, wantHeld: true},
 		}},
+		{"health probes are exempt, as upstream's probes FlowSchema", []req{
+			{u: anon, verb: "get", path: "/readyz", wantHeld: true},
+			{u: anon, verb: "get", path: "/readyz", wantHeld: true},
+			{u: anon, verb: "get", path: "/livez", wantHeld: true},
+			{u: anon, verb: "get", path: "/healthz", wantHeld: true},
+			{u: anon, verb: "get", path: "/readyz", wantHeld: true},
+			{u: bob, verb: "get", path: "/livez", wantHeld: true},
+			{u: bob, verb: "get", wantHeld: true},
+			{u: bob, verb: "get", wantHeld: true},
+			{u: bob, verb: "get", want: http.StatusTooManyRequests},
+		}},
+		{"sub-paths and other verbs of the health paths are counted", []req{
+			{u: anon, verb: "get", path: "/readyz/etcd", wantHeld: true},
+			{u: anon, verb: "get", path: "/livez/", wantHeld: true},
+			{u: anon, verb: "get", path: "/readyz", wantHeld: true},
+			{u: anon, verb: "get", path: "//readyz", want: http.StatusTooManyRequests},
+			{u: anon, verb: "post", path: "/readyz", wantHeld: true},
+			{u: anon, verb: "head", path: "/readyz", wantHeld: true},
+			{u: anon, verb: "put", path: "/readyz", want: http.StatusTooManyRequests},
+		}},
 		{"hub-wide budget, admins still served", []req{
 			{u: bob, verb: "create", wantHeld: true},
 			{u: bob, verb: "create", wantHeld: true},
@@ -98,7 +120,11 @@ func TestWithLimit(t *testing.T) {
 					r.Header.Set("long", "1")
 				}
 				ctx := apirequest.WithUser(r.Context(), rq.u)
-				ctx = apirequest.WithRequestInfo(ctx, &apirequest.RequestInfo{IsResourceRequest: true, Verb: rq.verb, APIVersion: "v1", Resource: "configmaps"})
+				info := &apirequest.RequestInfo{IsResourceRequest: true, Verb: rq.verb, APIVersion: "v1", Resource: "configmaps"}
+				if rq.path != "" {
+					info = &apirequest.RequestInfo{Verb: rq.verb, Path: rq.path}
+				}
+				ctx = apirequest.WithRequestInfo(ctx, info)
 				w := httptest.NewRecorder()
 				answered := make(chan int, 1)
 				go func() { limited.ServeHTTP(w, r.WithContext(ctx)); answered <- w.Code }()
