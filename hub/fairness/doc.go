@@ -38,6 +38,13 @@
 //     the loopback client too) are neither counted nor limited, as
 //     upstream never refuses system:masters: the hub and its
 //     administrators are never locked out by tenants.
+//   - Health probes, GET of exactly /livez, /readyz and /healthz, are
+//     neither counted nor limited, as upstream's "probes" FlowSchema puts
+//     them in the exempt priority level. Anonymous callers (answered on
+//     those paths only, hub/authn) are one tenant, so otherwise anybody
+//     reaching the hub could hold that share and fail every kubelet's and
+//     load balancer's probe. The handlers are in-memory checks of bounded
+//     time; their sub-paths and other verbs are counted as any request.
 //   - The limit runs after authentication, impersonation and
 //     authorization, before any handler reads the request body, so a slow
 //     body holds a slot of its own tenant only. It replaces upstream's
