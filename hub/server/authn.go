@@ -87,8 +87,9 @@ func newAuthorizer(a admins, w *workspaceRBAC, providers authorizer.Authorizer) 
 // administrator after a restart, out.
 //
 // Outermost of all, upstream's anonymous authenticator answers what the
-// chain did not: GET and HEAD of exactly /livez, /readyz and /healthz
-// without any credential, addressing no workspace, are system:anonymous,
+// chain did not: GET and HEAD of /livez, /readyz and /healthz (and their
+// clean sub-paths, which authorization then refuses) without any
+// credential, addressing no workspace, are system:anonymous,
 // so that kubelet and load balancer probes need no token, as
 // kube-apiserver's (hub/authn WithAnonymousHealth). Outside the home
 // workspace wrapper (an anonymous caller has no home) and the throttle's

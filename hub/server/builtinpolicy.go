@@ -76,9 +76,10 @@ var publicHealth = builtinGrant{name: "system:public-info-viewer", groups: []str
 // names (an anonymous caller is named by none), and after the guards,
 // which keep unclean paths and process-wide ones closed. It allows verb
 // get (GET; HEAD is verb head, refused as by upstream's RBAC) of exactly
-// the health paths to the anonymous identity and nothing else to anybody: an authenticated caller is never in
-// system:unauthenticated, and reaches the same paths through
-// system:discovery after the visibility step, as before.
+// the health paths to the anonymous identity and nothing else to anybody:
+// an authenticated caller is never in system:unauthenticated (hub-guards
+// refuse to impersonate system: names), and reaches the same paths
+// through system:discovery after the visibility step, as before.
 func publicHealthStep() authzunion.NamedAuthorizer {
 	return authzunion.NamedAuthorizer{AuthorizerName: "public-health", Authorizer: authorizer.AuthorizerFunc(authorizePublicHealth)}
 }
