@@ -18,10 +18,10 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// newProbeCommand is `wharf-hub probe <path>`: a health check for the
-// kubelet's exec probes. The hub answers /livez and /readyz to
-// authenticated callers only, and a kubelet HTTP probe carries no
-// credential; this runs inside the hub's own container and uses that
+// newProbeCommand is `wharf-hub probe <path>`: a health check for scripts
+// and exec probes on the hub's machine. The hub answers /livez, /readyz and
+// /healthz to anonymous callers too (the chart's kubelet probes are plain
+// HTTPS GETs); this verifies the serving certificate and uses the
 // replica's own admin token from its data dir, so no credential is put in
 // a pod spec or leaves the pod.
 func newProbeCommand() *cobra.Command {
@@ -30,7 +30,7 @@ func newProbeCommand() *cobra.Command {
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "probe </livez|/readyz|/healthz> --data-dir <dir>",
-		Short: "Check this replica's health endpoint (for exec probes)",
+		Short: "Check this replica's health endpoint (for scripts and exec probes)",
 		Long: `probe GETs a health endpoint of the hub on this machine (127.0.0.1:<port>)
 with the admin token the hub keeps in --data-dir, verifying its serving
 certificate against --ca-file (default <data-dir>/pki/serving.crt) for
