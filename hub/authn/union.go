@@ -37,9 +37,11 @@ type Sources struct {
 
 // New returns the request authenticator for the hub: a bearer token tried
 // against each source in order, then the session cookie. Every identity it returns is also in
-// system:authenticated, as upstream. There is deliberately no anonymous
-// fallback: a request that no source accepts is unauthenticated and the
-// apiserver answers a generic 401.
+// system:authenticated, as upstream. There is no anonymous fallback here:
+// a request that no source accepts is unauthenticated and the apiserver
+// answers a generic 401. The hub adds anonymous access to the health
+// endpoints only, around its whole chain (WithAnonymousHealth); TokenReview
+// uses this union alone.
 func New(s Sources) authenticator.Request {
 	agnostic := func(t authenticator.Token) authenticator.Token {
 		if t == nil || len(s.APIAudiences) == 0 {
