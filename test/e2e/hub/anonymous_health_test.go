@@ -95,6 +95,9 @@ subjects:
 		{method: "GET", path: "/readyz/etcd", code: 403, has: forbidden("get", "/readyz/etcd")},
 		{method: "GET", path: "/livez/ping", code: 403, has: forbidden("get", "/livez/ping")},
 		{method: "HEAD", path: "/readyz", code: 403},
+		// Impersonation is authorized as for anybody: refused.
+		{method: "GET", path: "/readyz", header: map[string]string{"Impersonate-User": "wharf-admin"}, code: 403,
+			has: `User \"system:anonymous\" cannot impersonate`},
 
 		{method: "POST", path: "/readyz", code: 401},
 		{method: "GET", path: "/readyz", header: map[string]string{"Authorization": "Bearer wrong"}, code: 401},
