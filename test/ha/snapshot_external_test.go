@@ -9,7 +9,8 @@ import (
 	"time"
 )
 
-// snapCRD is a namespaced CRD each workspace of the test defines itself.
+// snapCRD is a namespaced CRD. Definitions are hub-wide (DESIGN.md), so
+// it is created once; its instances are per workspace.
 const snapCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
  "metadata":{"name":"widgets.snap.example.com"},
  "spec":{"group":"snap.example.com","scope":"Namespaced",
@@ -24,7 +25,6 @@ var snapObjects = [][]string{
 	{"-n", "app", "configmap", "cfg"},
 	{"-n", "app", "secret", "s"},
 	{"-n", "app", "serviceaccount", "robot"},
-	{"customresourcedefinition", "widgets.snap.example.com"},
 	{"-n", "app", "widget", "w1"},
 }
 
@@ -42,14 +42,16 @@ func TestSnapshotExternalEtcd(t *testing.T) {
 	src := startExtHub(t, ca, "snap-src", filepath.Join(base, "src"), cl.hubArgs()...)
 
 	workspaces := []string{"root:snap-a", "root:snap-b", "root:snap-a:child"}
-	for _, ws := range workspaces {
+	for n, ws := range workspaces {
 		i := strings.LastIndex(ws, ":")
 		src.mustKubectl(ws[:i], fmt.Sprintf(`{"apiVersion":"tenancy.wharf.dev/v1alpha1","kind":"Workspace","metadata":{"name":%q}}`, ws[i+1:]), "create", "-f", "-")
 		src.mustKubectl(ws, "", "create", "namespace", "app")
 		src.mustKubectl(ws, "", "-n", "app", "create", "configmap", "cfg", "--from-literal=ws="+ws)
 		src.mustKubectl(ws, "", "-n", "app", "create", "secret", "generic", "s", "--from-literal=k="+ws+"-secret")
 		src.mustKubectl(ws, "", "-n", "app", "create", "serviceaccount", "robot")
-		src.mustKubectl(ws, snapCRD, "create", "-f", "-")
+		if n == 0 {
+			src.mustKubectl(ws, snapCRD, "create", "-f", "-")
+		}
 		src.mustKubectl(ws, fmt.Sprintf(`{"apiVersion":"snap.example.com/v1","kind":"Widget","metadata":{"name":"w1","namespace":"app"},"spec":{"size":3,"owner":%q}}`, ws), "create", "-f", "-")
 	}
 
@@ -126,6 +128,8 @@ func TestSnapshotExternalEtcd(t *testing.T) {
 		delete(ww, "status")
 		wants = append(wants, want{ws[:i], []string{"workspace", ws[i+1:]}, ww})
 	}
+	crd := []string{"customresourcedefinition", "widgets.snap.example.com"}
+	wants = append(wants, want{"root:snap-b", crd, src.object("root:snap-b", crd...)})
 	wants = append(wants, want{"root:snap-b", []string{"-n", "app", "configmap", "while-down"}, src.object("root:snap-b", "-n", "app", "configmap", "while-down")})
 	rootWS, aWS := src.names("root", "workspaces"), src.names("root:snap-a", "workspaces")
 
