@@ -101,22 +101,38 @@ func oneMember(cfg clientv3.Config, endpoint string) clientv3.Config {
 }
 
 // checkMember is nil when the member cfg names answers a linearizable
-// read within timeout.
-func checkMember(ctx context.Context, cfg clientv3.Config, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+// read within timeout; otherwise it is the cause, found within another
+// timeout.
+func checkMember(parent context.Context, cfg clientv3.Config, timeout time.Duration) error {
+	err := readOnce(parent, cfg, timeout)
+	if err == nil {
+		return nil
+	}
+	// The client retried until the deadline, which is all it reports:
+	// connect once more to find out what went wrong.
+	ctx, cancel := context.WithTimeout(parent, timeout)
+	defer cancel()
+	if cause := diagnose(ctx, cfg.Endpoints[0], cfg.TLS); cause != nil {
+		return cause
+	}
+	return describe(err)
+}
+
+func readOnce(parent context.Context, cfg clientv3.Config, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	cli, err := clientv3.New(cfg)
 	if err != nil {
-		return describe(err)
+		return err
 	}
 	defer cli.Close()
 	_, err = cli.Get(ctx, healthKey)
-	// With etcd auth on, a user without read access to the key is told
-	// so by a member that did answer: that member is live.
-	if err != nil && !errors.Is(err, rpctypes.ErrPermissionDenied) {
-		return describe(err)
+	// With etcd auth on, a user without read access to the key is told so
+	// by a member that did answer: that member is live.
+	if errors.Is(err, rpctypes.ErrPermissionDenied) {
+		return nil
 	}
-	return nil
+	return err
 }
 
 // describe turns a gRPC error into its message, which carries the cause
