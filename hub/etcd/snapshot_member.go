@@ -32,6 +32,15 @@ type NoMemberError struct {
 func (e *NoMemberError) Error() string {
 	var b strings.Builder
 	b.WriteString("no etcd member could be saved")
+	same := len(e.Causes) > 1
+	for _, c := range e.Causes[1:] {
+		same = same && c.Error() == e.Causes[0].Error()
+	}
+	if same {
+		// One cause for all (a wrong CA file, say) is said once.
+		fmt.Fprintf(&b, " (%s): %v", strings.Join(e.Endpoints, ", "), e.Causes[0])
+		return b.String()
+	}
 	for i, ep := range e.Endpoints {
 		fmt.Fprintf(&b, "; %s: %v", ep, e.Causes[i])
 	}

@@ -106,7 +106,7 @@ func (h *extHub) mustKubectl(ws, stdin string, args ...string) string {
 // the resourceVersion (bumped so old watchers relist).
 func (h *extHub) object(ws string, args ...string) map[string]any {
 	h.t.Helper()
-	out := h.mustKubectl(ws, "", append(args, "-o", "json")...)
+	out := h.mustKubectl(ws, "", append(append([]string{"get"}, args...), "-o", "json")...)
 	var obj map[string]any
 	if err := json.Unmarshal([]byte(out), &obj); err != nil {
 		h.t.Fatalf("kubectl %s %v: %v\n%s", ws, args, err, out)
@@ -120,7 +120,7 @@ func (h *extHub) object(ws string, args ...string) map[string]any {
 // names lists the names kubectl get prints for args, sorted.
 func (h *extHub) names(ws string, args ...string) []string {
 	h.t.Helper()
-	out := h.mustKubectl(ws, "", append(args, "-o", "name")...)
+	out := h.mustKubectl(ws, "", append(append([]string{"get"}, args...), "-o", "name")...)
 	n := strings.Fields(out)
 	sort.Strings(n)
 	return n

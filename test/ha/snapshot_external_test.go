@@ -86,7 +86,7 @@ func TestSnapshotExternalEtcd(t *testing.T) {
 	})
 	t.Run("client certificate of another CA", func(t *testing.T) {
 		cert, key := otherCA.issue(t, "stranger")
-		snapFails(t, noFile, []string{"bad certificate"},
+		snapFails(t, noFile, []string{"unknown certificate authority"},
 			save(noFile, all, "--etcd-cafile", ca.CAFile, "--etcd-certfile", cert, "--etcd-keyfile", key)...)
 	})
 	t.Run("no reachable member", func(t *testing.T) {
