@@ -108,6 +108,12 @@ func TestSnapshotExternalEtcd(t *testing.T) {
 	} else {
 		t.Logf("member 0 down: %s", strings.TrimSpace(out))
 	}
+	// Every object of the kinds above, per workspace, as of the save.
+	const kinds = "namespaces,configmaps,secrets,serviceaccounts,widgets.snap.example.com"
+	lists := map[string][]string{}
+	for _, ws := range workspaces {
+		lists[ws] = src.names(ws, kinds, "-A")
+	}
 	// Written after the save: a restore must not have it.
 	src.mustKubectl("root:snap-b", "", "-n", "app", "create", "configmap", "after-save")
 
@@ -164,6 +170,11 @@ func TestSnapshotExternalEtcd(t *testing.T) {
 	}
 	if got := dst.names("root:snap-a", "workspaces"); strings.Join(got, " ") != strings.Join(aWS, " ") {
 		t.Errorf("root:snap-a's workspaces after restore %v, before %v", got, aWS)
+	}
+	for _, ws := range workspaces {
+		if got := dst.names(ws, kinds, "-A"); strings.Join(got, " ") != strings.Join(lists[ws], " ") {
+			t.Errorf("%s after restore holds\n%v\nbefore\n%v", ws, got, lists[ws])
+		}
 	}
 	for _, w := range wants {
 		got := dst.object(w.ws, w.args...)
