@@ -124,7 +124,12 @@ func checkMember(parent context.Context, cfg clientv3.Config, timeout time.Durat
 	if cause := diagnose(ctx, cfg.Endpoints[0], cfg.TLS); cause != nil {
 		return cause
 	}
-	return describe(err)
+	if parent.Err() != nil {
+		return describe(err)
+	}
+	// Connection and TLS are fine, yet no answer: a member without quorum
+	// holds linearizable reads until it has one.
+	return fmt.Errorf("the member is reachable but did not answer a quorum read within %s (it may have lost its quorum): %w", timeout, describe(err))
 }
 
 func readOnce(parent context.Context, cfg clientv3.Config, timeout time.Duration) error {

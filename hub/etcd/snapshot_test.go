@@ -243,3 +243,22 @@ func tree(t *testing.T, dir string) string {
 	}
 	return b.String()
 }
+
+func TestParseEndpoint(t *testing.T) {
+	for _, tc := range []struct {
+		in, network, addr string
+		secure, err       bool
+	}{
+		{"https://10.0.0.1:2379", "tcp", "10.0.0.1:2379", true, false},
+		{"http://etcd:2379", "tcp", "etcd:2379", false, false},
+		{"etcd:2379", "tcp", "etcd:2379", false, false},
+		{"unix:///run/etcd.sock", "unix", "/run/etcd.sock", false, false},
+		{"unixs://etcd.sock", "unix", "etcd.sock", true, false},
+		{"ftp://etcd:2379", "", "", false, true},
+	} {
+		network, addr, secure, err := parseEndpoint(tc.in)
+		if (err != nil) != tc.err || network != tc.network || addr != tc.addr || secure != tc.secure {
+			t.Errorf("parseEndpoint(%q) = %q %q %v %v", tc.in, network, addr, secure, err)
+		}
+	}
+}
