@@ -18,7 +18,9 @@
 // Snapshots (snapshot*.go, `wharf-hub snapshot save|restore`) hold all of
 // the above too. Save reaches the embedded member only through that
 // socket, so only the hub's user can take one; the file is written 0600
-// (etcd's client writes it so, via a .part file renamed when complete).
+// (etcd's client writes it so) in a fresh 0700 directory next to it and
+// renamed over it when complete, so a file or symlink someone planted in a
+// shared backup directory is replaced, never written into or through.
 // Saving an external etcd uses the operator's TLS configuration as given
 // (no verification is ever skipped, also not when diagnosing why a member
 // failed), and its errors name endpoints and TLS causes, never key
