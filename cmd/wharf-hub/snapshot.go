@@ -5,11 +5,13 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/grpclog"
 
 	wetcd "github.com/wharfhub/wharf/hub/etcd"
 )
@@ -51,7 +53,10 @@ holds every Secret of every workspace and the hub's signing keys).
 --data-dir names the data dir of a running hub on embedded etcd; its member
 is reached through the socket there, so run this as the hub's user.
 --etcd-servers (with --etcd-cafile, --etcd-certfile, --etcd-keyfile, as the
-hub takes them) saves an external etcd cluster instead.`,
+hub takes them) saves an external etcd cluster instead: list every member;
+the snapshot is streamed from one that answers a quorum read, so members
+that are down or cut off are passed over. When none answers, the error
+names each member's cause.`,
 		Args:         cobra.ExactArgs(1),
 		SilenceUsage: true,
 		// main prints the error once.
@@ -87,7 +92,8 @@ func (o *saveOptions) clientConfig() (clientv3.Config, error) {
 				return clientv3.Config{}, fmt.Errorf("etcd client TLS: %w", err)
 			}
 		}
-		// etcd's snapshot API streams from one member: the first endpoint.
+		// etcd's snapshot API streams one member's copy; SaveSnapshot picks
+		// a member in quorum. DialTimeout bounds each member's check.
 		return clientv3.Config{Endpoints: o.servers, TLS: tlsCfg, DialTimeout: 10 * time.Second}, nil
 	default:
 		return clientv3.Config{}, errors.New("--data-dir or --etcd-servers is required")
@@ -99,9 +105,16 @@ func (o *saveOptions) run(cmd *cobra.Command, file string) error {
 	if err != nil {
 		return err
 	}
+	// The apiserver's etcd storage routes gRPC's logs to klog; here its
+	// retry warnings, once per attempt and member, would bury the error,
+	// which names each member's cause itself.
+	grpclog.SetLoggerV2(grpclog.NewLoggerV2(io.Discard, io.Discard, io.Discard))
 	ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
 	defer cancel()
 	info, err := wetcd.SaveSnapshot(ctx, cfg, file)
+	if errors.Is(err, wetcd.ErrClientCertificateRequired) && o.certFile == "" {
+		return fmt.Errorf("%w (give the client certificate with --etcd-certfile and --etcd-keyfile, as to the hub)", err)
+	}
 	if err != nil {
 		return err
 	}

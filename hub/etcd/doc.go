@@ -15,13 +15,19 @@
 //   - A single member has no peers, so it needs no peer listener; the peer
 //     URL it advertises is never listened on.
 //
-// Snapshots (snapshot.go, `wharf-hub snapshot save|restore`) hold all of
-// the above too. Save reaches the member only through that socket, so only
-// the hub's user can take one; the file is written 0600 (etcd's client
-// writes it so, via a .part file renamed when complete). Restore checks the
-// snapshot's integrity hash, writes only into a data dir that has no member
-// yet (never over a live one), and makes its directories 0700 as
-// StartEmbedded does.
+// Snapshots (snapshot*.go, `wharf-hub snapshot save|restore`) hold all of
+// the above too. Save reaches the embedded member only through that
+// socket, so only the hub's user can take one; the file is written 0600
+// (etcd's client writes it so) in a fresh 0700 directory next to it and
+// renamed over it when complete, so a file or symlink someone planted in a
+// shared backup directory is replaced, never written into or through.
+// Saving an external etcd uses the operator's TLS configuration as given
+// (no verification is ever skipped, also not when diagnosing why a member
+// failed), and its errors name endpoints and TLS causes, never key
+// material. Restore checks the snapshot's integrity hash, writes only into
+// a new or empty data dir (never over a live member, nor beside another
+// hub's certificates and tokens), refuses any other before changing
+// anything, and makes its directories 0700 as StartEmbedded does.
 //
 // An external etcd (--etcd-servers) is the operator's to secure, with TLS
 // client certificates (--etcd-certfile, --etcd-keyfile, --etcd-cafile).
