@@ -44,7 +44,7 @@ func Run(t testing.TB, env []string, stdin, bin string, args ...string) (stdout,
 	}
 }
 
-// Eventually polls cond every half second until it returns nil, and fails
+// Eventually polls cond every quarter second until it returns nil, and fails
 // the test with cond's last error once timeout has passed. Tests wait for
 // a state this way rather than for a fixed time.
 func Eventually(t testing.TB, timeout time.Duration, cond func() error) {
@@ -56,8 +56,8 @@ func Eventually(t testing.TB, timeout time.Duration, cond func() error) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("not met within %s: %v", timeout, err)
+			t.Fatalf("condition not met within %s: %v", timeout, err)
 		}
-		time.Sleep(500 * time.Millisecond)
+		time.Sleep(250 * time.Millisecond)
 	}
 }

@@ -55,7 +55,7 @@ func TestEventually(t *testing.T) {
 		Eventually(rec, 0, func() error { return errors.New("never") })
 	}()
 	<-done
-	if rec.msg != "not met within 0s: never" {
+	if rec.msg != "condition not met within 0s: never" {
 		t.Errorf("Eventually failed with %q", rec.msg)
 	}
 }
