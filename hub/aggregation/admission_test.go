@@ -102,7 +102,13 @@ func TestValidate(t *testing.T) {
 			s.Spec.Group, s.Name = "rbac.authorization.k8s.io", "v1.rbac.authorization.k8s.io"
 		}, "spec.group: Forbidden"},
 		{"unqualified group", func(s *apiregv1.APIService) { s.Spec.Group, s.Name = "apps", "v1.apps" }, "spec.group: Forbidden"},
-		{"catalog group", func(s *apiregv1.APIService) { s.Spec.Group, s.Name = "edges.wharf.dev", "v1.edges.wharf.dev" }, "belongs to a provider"},
+		{"catalog group", func(s *apiregv1.APIService) { s.Spec.Group, s.Name = "edges.wharf.dev", "v1.edges.wharf.dev" }, "belongs to a provider in the catalog"},
+		// resource-proxy is not loaded here (no entry owns its group),
+		// and its group stays reserved all the same.
+		{"shipped provider's group, not loaded", func(s *apiregv1.APIService) {
+			s.Spec.Group, s.Name = "proxy.wharf.dev", "v1.proxy.wharf.dev"
+		}, "belongs to a provider that ships with the hub"},
+		{"other wharf.dev group", func(s *apiregv1.APIService) { s.Spec.Group, s.Name = "probe.wharf.dev", "v1.probe.wharf.dev" }, ""},
 		{"priority out of range", func(s *apiregv1.APIService) { s.Spec.GroupPriorityMinimum = 0 }, "spec.groupPriorityMinimum"},
 		{"bad port", func(s *apiregv1.APIService) { p := int32(0); s.Spec.Service.Port = &p }, "spec.service.port"},
 	} {

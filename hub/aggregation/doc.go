@@ -28,9 +28,10 @@
 //     create-on-update, server-side apply, update, patch, status, delete,
 //     deletecollection, dry-run); the hub's own controller writes status
 //     through storage, which no client reaches.
-//   - Groups the hub serves itself, Kubernetes' groups and groups a catalog
-//     entry owns are refused, so an APIService never shadows a built-in or
-//     another provider's API.
+//   - Groups the hub serves itself, Kubernetes' groups, groups a catalog
+//     entry owns and the shipped providers' groups (loaded or not) are
+//     refused, so an APIService never shadows a built-in or another
+//     provider's API.
 //   - A request reaches a provider only after authorization in the client
 //     workspace, with the caller's Authorization, cookies and
 //     Impersonate-* removed and every inbound X-Kedge-* stripped; the hub

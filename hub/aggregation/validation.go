@@ -36,7 +36,8 @@ func toInternal(s *apiregv1.APIService) (*apiregistration.APIService, error) {
 
 // validate is kube-aggregator's validation of the fields the hub uses, and
 // the hub's own rules: spec.service names a provider, and the group is
-// neither one the hub or Kubernetes serve nor one a catalog entry owns.
+// neither one the hub or Kubernetes serve, nor one a catalog entry owns,
+// nor one of a provider that ships with the hub.
 func validate(s *apiregv1.APIService, groupOwned func(string) bool) field.ErrorList {
 	in, err := toInternal(s)
 	if err != nil {
@@ -64,6 +65,10 @@ func validate(s *apiregv1.APIService, groupOwned func(string) bool) field.ErrorL
 		errs = append(errs, field.Forbidden(g, "group "+quote(s.Spec.Group)+" is served by the hub or reserved by Kubernetes"))
 	case groupOwned != nil && groupOwned(s.Spec.Group):
 		errs = append(errs, field.Forbidden(g, "group "+quote(s.Spec.Group)+" belongs to a provider in the catalog"))
+	case isShipped(s.Spec.Group):
+		// Reserved even where that provider is not loaded (so no
+		// catalog entry owns it): the hub gives these groups meaning.
+		errs = append(errs, field.Forbidden(g, "group "+quote(s.Spec.Group)+" belongs to a provider that ships with the hub"))
 	}
 	return errs
 }
@@ -81,6 +86,11 @@ func validateStatusUpdate(n, _ *apiregv1.APIService) field.ErrorList {
 		return field.ErrorList{field.InternalError(field.NewPath("status"), err)}
 	}
 	return upstream.ValidateAPIServiceStatus(&in.Status, field.NewPath("status"))
+}
+
+func isShipped(group string) bool {
+	_, ok := catalog.ShippedGroup(group)
+	return ok
 }
 
 func quote(s string) string { return "\"" + s + "\"" }

@@ -64,6 +64,10 @@ func TestWritePaths(t *testing.T) {
 	if _, err := st.Entries.Create(in(root), entry("real", "real.example.com"), rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// A shipped provider's entry may own its group (MayOwn).
+	if _, err := st.Entries.Create(in(root), entry("edges", "edges.wharf.dev"), rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	for path, do := range writePaths {
 		for _, dry := range []bool{false, true} {
 			for _, c := range []struct {
@@ -79,6 +83,7 @@ func TestWritePaths(t *testing.T) {
 				{"entry claiming workspaces in root", in(root), st.Entries, entry("evil", "tenancy.wharf.dev"), http.StatusUnprocessableEntity, apierrors.IsInvalid},
 				{"entry claiming the core group in root", in(root), st.Entries, entry("evil", ""), http.StatusUnprocessableEntity, apierrors.IsInvalid},
 				{"entry claiming a kubernetes.io group", in(root), st.Entries, entry("evil", "x.kubernetes.io"), http.StatusUnprocessableEntity, apierrors.IsInvalid},
+				{"entry claiming a shipped provider's group", in(root), st.Entries, entry("evil", "proxy.wharf.dev"), http.StatusUnprocessableEntity, apierrors.IsInvalid},
 				{"entry in root", in(root), st.Entries, entry("ok-"+path, "ok.example.com"), 0, nil},
 				{"binding to a missing provider", in(home), st.Bindings, binding("b", "nope"), http.StatusUnprocessableEntity, apierrors.IsInvalid},
 				{"binding to a provider", in(home), st.Bindings, binding("b-"+path, "real"), 0, nil},

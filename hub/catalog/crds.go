@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/typed/apiextensions/v1"
@@ -19,26 +18,9 @@ import (
 // ProviderLabel marks a CRD with the provider that owns it.
 const ProviderLabel = "providers.wharf.dev/provider"
 
-// reservedGroups are served by the hub itself; a provider may not claim
-// them, nor an unqualified group. "wharf.dev" is no API group, but custom
-// resources are stored under <prefix>/<group>/<plural>/ and the hub keeps
-// its own records (workspace index, shared secrets, sessions, replicas)
-// under <prefix>/wharf.dev/: a CRD in that group would own those keys.
-var reservedGroups = map[string]bool{"tenancy.wharf.dev": true, "providers.wharf.dev": true, "wharf.dev": true}
-
-// ReservedGroup reports whether no provider may own group: the hub's own
-// groups, the core group and every unqualified name, and the groups
-// Kubernetes keeps for itself (*.k8s.io, *.kubernetes.io, which hold RBAC,
-// coordination, the reviews and apiextensions). Claiming one would let a
-// catalog entry switch a built-in API off behind a ProviderBinding, so the
-// catalog refuses such entries and the enablement index ignores the claim.
-func ReservedGroup(group string) bool {
-	return reservedGroups[group] || !strings.Contains(group, ".") ||
-		strings.HasSuffix(group, ".k8s.io") || strings.HasSuffix(group, ".kubernetes.io")
-}
-
 // decodeCRDs parses the manifest's CRDs; the plugin checked their shape
-// (plugin.Descriptor.Validate), the hub checks their groups.
+// (plugin.Descriptor.Validate), the hub checks their groups (MayOwn: the
+// hub supervisor already made the manifest's name the configured one).
 func decodeCRDs(d *plugin.Descriptor) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	var out []*apiextensionsv1.CustomResourceDefinition
 	for i, raw := range d.CRDs {
@@ -46,7 +28,7 @@ func decodeCRDs(d *plugin.Descriptor) ([]*apiextensionsv1.CustomResourceDefiniti
 		if err := json.Unmarshal(raw, crd); err != nil {
 			return nil, fmt.Errorf("crd %d: %w", i, err)
 		}
-		if g := crd.Spec.Group; ReservedGroup(g) {
+		if g := crd.Spec.Group; !MayOwn(d.Name, g) {
 			return nil, fmt.Errorf("crd %s: group %q is reserved", crd.Name, g)
 		}
 		out = append(out, crd)

@@ -30,8 +30,12 @@
 //     addressing form (path, id, no prefix) skips it. Every refusal is the
 //     same 403. Deletes stay allowed anywhere, to clean up.
 //   - No entry may claim a reserved group (ReservedGroup: the hub's own,
-//     the core group and unqualified names, *.k8s.io, *.kubernetes.io),
-//     whoever writes it, root admins and the syncer included (422).
+//     the core group and unqualified names, k8s.io, kubernetes.io and
+//     their subdomains), nor a shipped provider's group (edges.wharf.dev,
+//     proxy.wharf.dev) unless it is that provider's entry (MayOwn),
+//     whoever writes it, root admins and the syncer included (422). The
+//     shipped groups stay reserved on a hub that does not load those
+//     providers: the hub gives them meaning (the edge-proxy grant).
 //   - A ProviderBinding is admitted only for a provider in root's catalog,
 //     checked in the same BeginCreate hook, so server-side apply and dry
 //     run are refused alike (422); spec.provider is immutable.

@@ -99,9 +99,14 @@ var catalogOps = kindOps{
 		e := obj.(*providersv1alpha1.CatalogEntry)
 		var errs field.ErrorList
 		for i, a := range e.Spec.APIs {
-			if ReservedGroup(a.Group) {
-				errs = append(errs, field.Forbidden(field.NewPath("spec", "apis").Index(i).Child("group"),
+			p := field.NewPath("spec", "apis").Index(i).Child("group")
+			switch owner, shipped := ShippedGroup(a.Group); {
+			case ReservedGroup(a.Group):
+				errs = append(errs, field.Forbidden(p,
 					fmt.Sprintf("API group %q is served by the hub or reserved by Kubernetes; no provider may own it", a.Group)))
+			case shipped && owner != e.Name:
+				errs = append(errs, field.Forbidden(p,
+					fmt.Sprintf("API group %q belongs to the %s provider that ships with the hub; no other provider may own it", a.Group, owner)))
 			}
 		}
 		return errs

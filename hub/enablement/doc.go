@@ -28,7 +28,9 @@
 //     that too) can neither own a group nor stand in for a provider.
 //   - A claim of a reserved group (catalog.ReservedGroup: the hub's own
 //     and Kubernetes' groups) is ignored wherever it comes from, so no
-//     entry can switch RBAC, workspaces or the catalog itself off.
+//     entry can switch RBAC, workspaces or the catalog itself off; so is a
+//     claim of a shipped provider's group by any other entry
+//     (catalog.MayOwn), however old.
 //   - A binding enables its provider in the workspace the storage recorded
 //     for it, and only for the groups the provider owns (the oldest claim
 //     wins), so it cannot enable anything for another workspace or reach

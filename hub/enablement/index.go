@@ -67,8 +67,10 @@ func (x *Index) inRoot(e *providersv1alpha1.CatalogEntry) bool {
 }
 
 // claims indexes an entry by the groups it may own: none outside root,
-// and never a reserved group (the catalog storage refuses those; an entry
-// stored before that rule must not switch a built-in API off either).
+// never a reserved group, and a shipped provider's group only for that
+// provider (catalog.MayOwn; the catalog storage refuses the rest, and an
+// entry stored before that rule must not switch a built-in API off or
+// take a shipped provider's group either).
 func (x *Index) claims(obj interface{}) ([]string, error) {
 	e := obj.(*providersv1alpha1.CatalogEntry)
 	if !x.inRoot(e) {
@@ -76,7 +78,7 @@ func (x *Index) claims(obj interface{}) ([]string, error) {
 	}
 	var groups []string
 	for _, a := range e.Spec.APIs {
-		if !catalog.ReservedGroup(a.Group) {
+		if catalog.MayOwn(e.Name, a.Group) {
 			groups = append(groups, a.Group)
 		}
 	}

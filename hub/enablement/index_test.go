@@ -59,6 +59,10 @@ func TestGroupOwnership(t *testing.T) {
 		// built-in groups, another provider's group and a free one.
 		entryIn("bobhome", "tenant", t0.Add(-3*time.Hour), "rbac.authorization.k8s.io", "tenancy.wharf.dev", "edges.wharf.dev", "free.example.com"),
 		entryIn("", "unrecorded", t0.Add(-3*time.Hour), "free.example.com"),
+		// Older than the edges entry, and the only claim of
+		// resource-proxy's group: a shipped provider's group is that
+		// provider's alone (catalog.MayOwn), loaded or not.
+		entryIn(testRoot, "squatter", t0.Add(-4*time.Hour), "edges.wharf.dev", "proxy.wharf.dev", "squat.example.com"),
 	)
 	for _, c := range []struct {
 		group, owner string
@@ -70,6 +74,8 @@ func TestGroupOwnership(t *testing.T) {
 		{"rbac.authorization.k8s.io", ""},
 		{"tenancy.wharf.dev", ""},
 		{"providers.wharf.dev", ""},
+		{"proxy.wharf.dev", ""},
+		{"squat.example.com", "squatter"},
 		{"apps", ""},
 		{"", ""},
 		{"free.example.com", ""},
@@ -90,6 +96,7 @@ func TestGroupOwnership(t *testing.T) {
 		{"greedy", []string{"greedy.example.com"}},
 		{"tenant", nil},
 		{"unrecorded", nil},
+		{"squatter", []string{"squat.example.com"}},
 	} {
 		t.Run("groups of "+c.provider, func(t *testing.T) {
 			got := x.Groups(c.provider)

@@ -9,10 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -189,15 +186,8 @@ func (p *Provider) newInformer(all dynamic.ResourceInterface) (*clusters.Informe
 		}
 	}
 	return clusters.NewInformer(clusters.InformerOptions{
-		ListerWatcher: &cache.ListWatch{
-			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				return all.List(ctx, o)
-			},
-			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-				return all.Watch(ctx, o)
-			},
-		},
-		ObjectType: &unstructured.Unstructured{},
+		ListerWatcher: clusters.ListWatch(all),
+		ObjectType:    &unstructured.Unstructured{},
 		Handler: cache.ResourceEventHandlerFuncs{
 			AddFunc:    func(obj interface{}) { enqueue(obj) },
 			UpdateFunc: func(_, obj interface{}) { enqueue(obj) },

@@ -2,16 +2,10 @@ package resourceproxy
 
 import (
 	"context"
-	"fmt"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"sync"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -36,46 +30,27 @@ var APIServiceGVR = schema.GroupVersionResource{Group: "apiregistration.k8s.io",
 // table in step with the ResourceProxies, and writes their status. It is
 // keyed by cluster: conflicts are decided among all proxies of a cluster.
 type Controller struct {
-	cfg      *rest.Config // the provider's own identity
 	routes   *Routes
 	targets  *Targets
 	informer *clusters.Informer
 	queue    workqueue.TypedRateLimitingInterface[string]
-
-	mu sync.Mutex
-	// clients is one dynamic client per client cluster.
-	clients map[string]dynamic.Interface
+	// clients is one dynamic client per client cluster, on the
+	// provider's own identity.
+	clients *clusters.Clients[*dynamic.DynamicClient]
 }
 
 // NewController watches ResourceProxies across the workspaces that
 // enabled the provider.
 func NewController(cfg *rest.Config, routes *Routes, targets *Targets) (*Controller, error) {
-	wild, err := clusters.Wildcard(cfg)
-	if err != nil {
-		return nil, err
-	}
-	dyn, err := dynamic.NewForConfig(wild)
-	if err != nil {
-		return nil, fmt.Errorf("resourceproxy client: %w", err)
-	}
-	rps := dyn.Resource(GVR)
-	c := &Controller{cfg: cfg, routes: routes, targets: targets, clients: map[string]dynamic.Interface{},
+	c := &Controller{routes: routes, targets: targets, clients: clusters.NewClients(cfg, dynamic.NewForConfig),
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
 	enqueue := func(obj any) {
 		if cl := clusters.ClusterOf(obj); cl != "" {
 			c.queue.Add(cl)
 		}
 	}
-	c.informer, err = clusters.NewInformer(clusters.InformerOptions{
-		ListerWatcher: &cache.ListWatch{
-			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				return rps.List(ctx, o)
-			},
-			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-				return rps.Watch(ctx, o)
-			},
-		},
-		ObjectType: &unstructured.Unstructured{},
+	var err error
+	c.informer, err = clusters.NewResourceInformer(cfg, GVR, clusters.InformerOptions{
 		Handler: cache.ResourceEventHandlerFuncs{
 			AddFunc:    enqueue,
 			UpdateFunc: func(_, obj any) { enqueue(obj) },
@@ -124,22 +99,4 @@ func (c *Controller) next(ctx context.Context) bool {
 	c.queue.Forget(cluster)
 	c.queue.AddAfter(cluster, resync)
 	return true
-}
-
-func (c *Controller) client(cluster string) (dynamic.Interface, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if d := c.clients[cluster]; d != nil {
-		return d, nil
-	}
-	cfg, err := clusters.ForCluster(c.cfg, cluster)
-	if err != nil {
-		return nil, err
-	}
-	d, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("workspace client: %w", err)
-	}
-	c.clients[cluster] = d
-	return d, nil
 }

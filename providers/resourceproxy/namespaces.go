@@ -27,20 +27,19 @@ type ClientNamespaces interface {
 // client workspace's admin grants get on namespaces (providerauth has no
 // opinion on core resources).
 type hubNamespaces struct {
-	cfg *rest.Config
-
-	mu sync.Mutex
 	// clients is one clientset per client cluster.
-	clients map[string]kubernetes.Interface
+	clients *clusters.Clients[*kubernetes.Clientset]
 }
 
 // NewHubNamespaces checks namespaces on the hub as the provider.
-func NewHubNamespaces(cfg *rest.Config) ClientNamespaces {
-	return &hubNamespaces{cfg: cfg, clients: map[string]kubernetes.Interface{}}
+func NewHubNamespaces(cfg *rest.Config) ClientNamespaces { return newHubNamespaces(cfg) }
+
+func newHubNamespaces(cfg *rest.Config) *hubNamespaces {
+	return &hubNamespaces{clients: clusters.NewClients(cfg, kubernetes.NewForConfig)}
 }
 
 func (h *hubNamespaces) Exists(ctx context.Context, cluster, ns string) (bool, error) {
-	cs, err := h.client(cluster)
+	cs, err := h.clients.For(cluster)
 	if err != nil {
 		return false, err
 	}
@@ -52,24 +51,6 @@ func (h *hubNamespaces) Exists(ctx context.Context, cluster, ns string) (bool, e
 		return false, nil
 	}
 	return false, fmt.Errorf("namespace %q in the client workspace: %w", ns, err)
-}
-
-func (h *hubNamespaces) client(cluster string) (kubernetes.Interface, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if c := h.clients[cluster]; c != nil {
-		return c, nil
-	}
-	cfg, err := clusters.ForCluster(h.cfg, cluster)
-	if err != nil {
-		return nil, err
-	}
-	c, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("client workspace clientset: %w", err)
-	}
-	h.clients[cluster] = c
-	return c, nil
 }
 
 // syncSet is a concurrent set of strings.

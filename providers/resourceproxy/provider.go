@@ -10,7 +10,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -89,11 +88,11 @@ type hubSecrets struct{ ns *hubNamespaces }
 
 // NewHubSecrets reads Secrets on the hub with the provider's identity.
 func NewHubSecrets(cfg *rest.Config) SecretReader {
-	return &hubSecrets{ns: &hubNamespaces{cfg: cfg, clients: map[string]kubernetes.Interface{}}}
+	return &hubSecrets{ns: newHubNamespaces(cfg)}
 }
 
 func (h *hubSecrets) Get(ctx context.Context, cluster, ns, name string) (map[string][]byte, string, error) {
-	cs, err := h.ns.client(cluster)
+	cs, err := h.ns.clients.For(cluster)
 	if err != nil {
 		return nil, "", err
 	}

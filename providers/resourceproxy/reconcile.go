@@ -34,7 +34,7 @@ func (c *Controller) reconcile(ctx context.Context, cluster string) error {
 		}
 		proxies = append(proxies, rp)
 	}
-	dyn, err := c.client(cluster)
+	dyn, err := c.clients.For(cluster)
 	if err != nil {
 		return err
 	}

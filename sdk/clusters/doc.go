@@ -16,6 +16,11 @@
 //   - [Wildcard] and [ForCluster]: rest configs for <hub>/clusters/* (list
 //     and watch only; the hub refuses everything else there) and for one
 //     workspace, by path or logical cluster id.
+//   - [NewResourceInformer] and [ListWatch]: NewInformer over one
+//     resource of every workspace through a dynamic client, without the
+//     list/watch plumbing each controller would repeat;
+//   - [Clients]: one client per workspace, built with ForCluster on first
+//     use and kept, for the writes back to an object's own workspace.
 //
 // A provider's own identity may list and watch only its own API groups
 // across workspaces (whose objects exist only where it is enabled); a

@@ -9,24 +9,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/utils/clock"
+
+	"github.com/wharfhub/wharf/providers/tenantfilter/rules"
 )
-
-// apiResource is one discovered resource in one group version.
-type apiResource struct {
-	gv         schema.GroupVersion
-	name       string
-	namespaced bool
-	verbs      []string
-}
-
-func (r apiResource) hasVerb(v string) bool {
-	for _, x := range r.verbs {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
 
 // discoveryCache is a snapshot of every served group version's resources,
 // refreshed when older than ttl. A group that fails discovery (a broken
@@ -39,7 +24,7 @@ type discoveryCache struct {
 
 	mu      sync.Mutex // guards the fields below
 	fetched time.Time
-	all     []apiResource
+	all     []rules.Resource
 }
 
 func newDiscoveryCache(dc discovery.DiscoveryInterface, c clock.Clock, ttl time.Duration) *discoveryCache {
@@ -48,7 +33,7 @@ func newDiscoveryCache(dc discovery.DiscoveryInterface, c clock.Clock, ttl time.
 
 // resources returns the snapshot, refreshing it if stale. On an error with
 // no partial result the previous snapshot is kept.
-func (d *discoveryCache) resources() []apiResource {
+func (d *discoveryCache) resources() []rules.Resource {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.all != nil && d.clock.Since(d.fetched) < d.ttl {
@@ -63,8 +48,9 @@ func (d *discoveryCache) resources() []apiResource {
 	return d.all
 }
 
-func flatten(lists []*metav1.APIResourceList) []apiResource {
-	out := []apiResource{}
+// flatten lists every discovered resource in the rules engine's terms.
+func flatten(lists []*metav1.APIResourceList) []rules.Resource {
+	out := []rules.Resource{}
 	for _, l := range lists {
 		gv, err := schema.ParseGroupVersion(l.GroupVersion)
 		if err != nil {
@@ -74,43 +60,8 @@ func flatten(lists []*metav1.APIResourceList) []apiResource {
 			if strings.Contains(r.Name, "/") { // subresources are never selected
 				continue
 			}
-			out = append(out, apiResource{gv: gv, name: r.Name, namespaced: r.Namespaced, verbs: r.Verbs})
+			out = append(out, rules.Resource{Group: gv.Group, Version: gv.Version, Resource: r.Name, Namespaced: r.Namespaced, Verbs: r.Verbs})
 		}
 	}
 	return out
-}
-
-// groupMatches applies GlobalProxySettings' apiGroups pattern rules: "" is
-// the core group only, "*" is the only wildcard (dots are literal), and a
-// pattern containing "/" matches "<group>/<version>".
-func groupMatches(pattern string, gv schema.GroupVersion) bool {
-	if strings.Contains(pattern, "/") {
-		return glob(pattern, gv.Group+"/"+gv.Version)
-	}
-	if pattern == "" {
-		return gv.Group == ""
-	}
-	return glob(pattern, gv.Group)
-}
-
-// glob matches s against p where '*' stands for any (possibly empty) run of
-// characters and everything else is literal.
-func glob(p, s string) bool {
-	parts := strings.Split(p, "*")
-	if len(parts) == 1 {
-		return p == s
-	}
-	if !strings.HasPrefix(s, parts[0]) {
-		return false
-	}
-	s = s[len(parts[0]):]
-	last := parts[len(parts)-1]
-	for _, mid := range parts[1 : len(parts)-1] {
-		i := strings.Index(s, mid)
-		if i < 0 {
-			return false
-		}
-		s = s[i+len(mid):]
-	}
-	return strings.HasSuffix(s, last)
 }

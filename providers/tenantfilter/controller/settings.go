@@ -16,15 +16,18 @@ import (
 
 	capsulev1beta1 "github.com/wharfhub/wharf/providers/tenantfilter/apis/capsule/v1beta1"
 	capsulev1beta2 "github.com/wharfhub/wharf/providers/tenantfilter/apis/capsule/v1beta2"
+	"github.com/wharfhub/wharf/providers/tenantfilter/rules"
 )
 
-// Ready condition reasons.
+// Ready condition reasons. The reasons of an invalid clusterResources
+// entry are the rules package's: the engine and this controller judge
+// entries by the same code (rules.ValidateClusterResourceIn).
 const (
 	ReasonValid                = "Valid"
-	ReasonInvalidOperation     = "InvalidOperation"
-	ReasonUnsupportedResource  = "UnsupportedResource"
-	ReasonNamespacedResource   = "NamespacedResource"
-	ReasonInvalidSelector      = "InvalidSelector"
+	ReasonInvalidOperation     = rules.ReasonInvalidOperation
+	ReasonUnsupportedResource  = rules.ReasonUnsupportedResource
+	ReasonNamespacedResource   = rules.ReasonNamespacedResource
+	ReasonInvalidSelector      = rules.ReasonInvalidSelector
 	ReasonInvalidProxySettings = "InvalidProxySettings"
 	ReasonNotInTenant          = "NotInTenantNamespace"
 )
@@ -40,58 +43,23 @@ func invalid(reason, format string, args ...any) verdict {
 	return verdict{reason: reason, message: fmt.Sprintf(format, args...)}
 }
 
-// validateClusterResource checks one clusterResources entry against the
-// operations GlobalProxySettings support and against discovery: every
-// resource it names must be cluster-scoped and support get wherever its
-// apiGroups patterns find it. Resources not (yet) discovered are not an
-// error: a CRD installed later is picked up on re-validation.
-func validateClusterResource(path string, cr capsulev1beta1.ClusterResource, disc []apiResource) (verdict, bool) {
-	for _, op := range cr.Operations {
-		if op != capsulev1beta1.ClusterResourceOperationList && op != capsulev1beta1.ClusterResourceOperationGet {
-			return invalid(ReasonInvalidOperation, "%s: operation %q is not supported; use List or Get", path, op), false
-		}
+// invalidEntry is the verdict on the clusterResources entry at path that
+// rules.ValidateClusterResourceIn refused.
+func invalidEntry(path string, err error) verdict {
+	reason := rules.ReasonOf(err)
+	if reason == "" {
+		reason = "InvalidSpec" // not reached: every refusal carries its reason
 	}
-	if cr.Selector == nil {
-		return invalid(ReasonInvalidSelector, "%s: a selector is required", path), false
-	}
-	if _, err := metav1.LabelSelectorAsSelector(cr.Selector); err != nil {
-		return invalid(ReasonInvalidSelector, "%s: %v", path, err), false
-	}
-	for _, res := range cr.Resources {
-		if res == "*" {
-			continue // a wildcard selects only what qualifies
-		}
-		for _, d := range disc {
-			if d.name != res || !anyGroupMatches(cr.APIGroups, d.gv) {
-				continue
-			}
-			gr := schema.GroupResource{Group: d.gv.Group, Resource: d.name}.String()
-			if d.namespaced {
-				return invalid(ReasonNamespacedResource, "%s: %s (%s) is namespaced; only cluster-scoped resources can be selected", path, gr, d.gv.Version), false
-			}
-			if !d.hasVerb("get") {
-				return invalid(ReasonUnsupportedResource, "%s: %s (%s) does not support get", path, gr, d.gv.Version), false
-			}
-		}
-	}
-	return verdict{}, true
+	return invalid(reason, "%s: %v", path, err)
 }
 
-func anyGroupMatches(patterns []string, gv schema.GroupVersion) bool {
-	for _, p := range patterns {
-		if groupMatches(p, gv) {
-			return true
-		}
-	}
-	return false
-}
-
-// validateGlobal validates a GlobalProxySettings spec.
-func validateGlobal(spec capsulev1beta1.GlobalProxySettingsSpec, disc []apiResource) verdict {
+// validateGlobal validates a GlobalProxySettings spec against discovery,
+// reporting the first invalid entry.
+func validateGlobal(spec capsulev1beta1.GlobalProxySettingsSpec, disc []rules.Resource) verdict {
 	for i, r := range spec.Rules {
 		for j, cr := range r.ClusterResources {
-			if v, ok := validateClusterResource(fmt.Sprintf("rules[%d].clusterResources[%d]", i, j), cr, disc); !ok {
-				return v
+			if err := rules.ValidateClusterResourceIn(rules.ClusterResourceFromCapsule(cr), disc); err != nil {
+				return invalidEntry(fmt.Sprintf("rules[%d].clusterResources[%d]", i, j), err)
 			}
 		}
 	}
@@ -110,7 +78,7 @@ var (
 
 // validateProxySetting validates a ProxySetting spec; tenants are the
 // tenants its namespace belongs to (none: valid but grants nothing).
-func validateProxySetting(spec capsulev1beta1.ProxySettingSpec, namespace string, tenants []string, disc []apiResource) verdict {
+func validateProxySetting(spec capsulev1beta1.ProxySettingSpec, namespace string, tenants []string, disc []rules.Resource) verdict {
 	for i, s := range spec.Subjects {
 		for j, ps := range s.ProxyOperations {
 			if !validKinds[ps.Kind] {
@@ -123,8 +91,8 @@ func validateProxySetting(spec capsulev1beta1.ProxySettingSpec, namespace string
 			}
 		}
 		for j, cr := range s.ClusterResources {
-			if v, ok := validateClusterResource(fmt.Sprintf("subjects[%d].clusterResources[%d]", i, j), cr, disc); !ok {
-				return v
+			if err := rules.ValidateClusterResourceIn(rules.ClusterResourceFromCapsule(cr), disc); err != nil {
+				return invalidEntry(fmt.Sprintf("subjects[%d].clusterResources[%d]", i, j), err)
 			}
 		}
 	}

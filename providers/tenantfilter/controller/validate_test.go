@@ -5,51 +5,20 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	capsulev1beta1 "github.com/wharfhub/wharf/providers/tenantfilter/apis/capsule/v1beta1"
 	capsulev1beta2 "github.com/wharfhub/wharf/providers/tenantfilter/apis/capsule/v1beta2"
+	"github.com/wharfhub/wharf/providers/tenantfilter/rules"
 )
 
-func TestGroupMatches(t *testing.T) {
-	apps := schema.GroupVersion{Group: "apps", Version: "v1"}
-	core := schema.GroupVersion{Version: "v1"}
-	storage := schema.GroupVersion{Group: "storage.k8s.io", Version: "v1"}
-	for _, tc := range []struct {
-		pattern string
-		gv      schema.GroupVersion
-		want    bool
-	}{
-		{"", core, true},
-		{"", apps, false},
-		{"*", core, true},
-		{"*", storage, true},
-		{"apps", apps, true},
-		{"apps/v1", apps, true},
-		{"apps/*", apps, true},
-		{"*/v1", storage, true},
-		{"*/v2", storage, false},
-		{"a*s/v1", apps, true},
-		{"a*s", apps, true},
-		{"storage.k8s.io", storage, true},
-		{"storage?k8s.io", storage, false},
-		{"storage*io", storage, true},
-		{"storageXk8sXio", storage, false}, // dots are literal
-		{"*.k8s.io", storage, true},
-		{"*.k8s.io", apps, false},
-	} {
-		if got := groupMatches(tc.pattern, tc.gv); got != tc.want {
-			t.Errorf("groupMatches(%q, %v) = %v, want %v", tc.pattern, tc.gv, got, tc.want)
-		}
-	}
-}
-
-var testDiscovery = []apiResource{
-	{gv: schema.GroupVersion{Version: "v1"}, name: "nodes", verbs: []string{"get", "list", "watch"}},
-	{gv: schema.GroupVersion{Version: "v1"}, name: "pods", namespaced: true, verbs: []string{"get", "list"}},
-	{gv: schema.GroupVersion{Group: "authorization.k8s.io", Version: "v1"}, name: "selfsubjectaccessreviews", verbs: []string{"create"}},
-	{gv: schema.GroupVersion{Group: "storage.k8s.io", Version: "v1"}, name: "storageclasses", verbs: []string{"get", "list"}},
+// testDiscovery is what validation sees of a cluster: a cluster-scoped
+// kind with get, a namespaced one, a create-only one and a grouped one.
+var testDiscovery = []rules.Resource{
+	{Version: "v1", Resource: "nodes", Verbs: []string{"get", "list", "watch"}},
+	{Version: "v1", Resource: "pods", Namespaced: true, Verbs: []string{"get", "list"}},
+	{Group: "authorization.k8s.io", Version: "v1", Resource: "selfsubjectaccessreviews", Verbs: []string{"create"}},
+	{Group: "storage.k8s.io", Version: "v1", Resource: "storageclasses", Verbs: []string{"get", "list"}},
 }
 
 func TestValidateGlobal(t *testing.T) {

@@ -47,7 +47,7 @@ func (c *Core) grantsSnapshot(ctx context.Context) (*rules.Snapshot, error) {
 				if !convert(u, &g) {
 					return rules.GlobalProxySettings{}, false
 				}
-				return globalRules(&g), true
+				return rules.GlobalFromCapsule(&g), true
 			}); ok {
 				snap.Global = append(snap.Global, g)
 			}
@@ -171,29 +171,6 @@ func allowedList(a *capsulev1beta2.DefaultAllowedListSpec) *rules.AllowedList {
 		AllowedRegex:  a.Regex,
 		LabelSelector: a.LabelSelector,
 	}
-}
-
-func globalRules(g *capsulev1beta1.GlobalProxySettings) rules.GlobalProxySettings {
-	out := rules.GlobalProxySettings{Name: g.Name}
-	for _, r := range g.Spec.Rules {
-		rr := rules.GlobalRule{}
-		for _, s := range r.Subjects {
-			rr.Subjects = append(rr.Subjects, rules.Subject{Kind: string(s.Kind), Name: s.Name})
-		}
-		for _, cr := range r.ClusterResources {
-			rr.ClusterResources = append(rr.ClusterResources, clusterResource(cr))
-		}
-		out.Rules = append(out.Rules, rr)
-	}
-	return out
-}
-
-func clusterResource(cr capsulev1beta1.ClusterResource) rules.ClusterResource {
-	out := rules.ClusterResource{APIGroups: cr.APIGroups, Resources: cr.Resources, Selector: cr.Selector}
-	for _, op := range cr.Operations {
-		out.Operations = append(out.Operations, string(op))
-	}
-	return out
 }
 
 func proxySettingRules(p *capsulev1beta1.ProxySetting) rules.ProxySetting {

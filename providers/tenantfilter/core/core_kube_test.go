@@ -23,6 +23,7 @@ import (
 	"github.com/wharfhub/wharf/providers/tenantfilter/core"
 	"github.com/wharfhub/wharf/providers/tenantfilter/crds"
 	"github.com/wharfhub/wharf/test/kube"
+	"github.com/wharfhub/wharf/test/testutil"
 )
 
 // These tests run the core in-process against the real kube-apiserver
@@ -295,19 +296,11 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
+// eventually is testutil.Eventually under the name this package's tests
+// call.
 func eventually(t *testing.T, timeout time.Duration, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %s: %v", timeout, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	testutil.Eventually(t, timeout, cond)
 }
 
 func isNotFound(err error) bool { return apierrors.IsNotFound(err) }

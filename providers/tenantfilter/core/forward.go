@@ -202,6 +202,25 @@ func (f *forwarder) do(ctx context.Context, method, path, rawQuery string, hdr h
 	return resp, nil
 }
 
+// fetch is do for a handler, at the request's own path: it reads the
+// whole answer (up to maxBody) and closes it. When the downstream cannot
+// be reached or read it has answered the client 503, never the transport's
+// error (which may name internal addresses), and reports false.
+func (c *Core) fetch(w http.ResponseWriter, r *http.Request, method, rawQuery string, hdr http.Header, body io.Reader) (*http.Response, []byte, bool) {
+	resp, err := c.fwd.do(r.Context(), method, r.URL.Path, rawQuery, hdr, body)
+	if err != nil {
+		writeStatus(w, r, apierrors.NewServiceUnavailable("the downstream cluster is unavailable"))
+		return nil, nil, false
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		writeStatus(w, r, apierrors.NewServiceUnavailable("the downstream cluster is unavailable"))
+		return nil, nil, false
+	}
+	return resp, out, true
+}
+
 func singleJoin(a, b string) string {
 	switch {
 	case a == "" || a == "/":

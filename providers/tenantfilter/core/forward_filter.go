@@ -25,22 +25,17 @@ func (c *Core) serveFilteredList(w http.ResponseWriter, r *http.Request, caller 
 		q.Set("includeObject", "Metadata")
 	}
 	hdr := http.Header{"Accept": []string{jsonAccept(r.Header.Get("Accept"))}, "User-Agent": []string{r.UserAgent()}}
-	resp, err := c.fwd.do(r.Context(), http.MethodGet, r.URL.Path, q.Encode(), hdr, nil)
-	if err != nil {
-		writeStatus(w, r, apierrors.NewServiceUnavailable("the downstream cluster is unavailable"))
-		return
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-	if err != nil {
-		writeStatus(w, r, apierrors.NewServiceUnavailable("the downstream cluster is unavailable"))
+	resp, body, ok := c.fetch(w, r, http.MethodGet, q.Encode(), hdr, nil)
+	if !ok {
 		return
 	}
 	if resp.StatusCode == http.StatusOK {
-		if body, err = filterListBody(body, keep); err != nil {
+		filtered, err := filterListBody(body, keep)
+		if err != nil {
 			writeStatus(w, r, apierrors.NewInternalError(err))
 			return
 		}
+		body = filtered
 		resp.Header.Set("Content-Length", strconv.Itoa(len(body)))
 	}
 	copyResponse(w, resp, body)

@@ -3,7 +3,6 @@ package core
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"sort"
@@ -172,15 +171,8 @@ func (c *Core) getNamespace(w http.ResponseWriter, r *http.Request, caller Calle
 	if q.Get("includeObject") == "None" {
 		q.Set("includeObject", "Metadata")
 	}
-	resp, err := c.fwd.do(r.Context(), http.MethodGet, r.URL.Path, q.Encode(), hdr, nil)
-	if err != nil {
-		writeStatus(w, r, apierrors.NewServiceUnavailable("the downstream cluster is unavailable"))
-		return
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-	if err != nil {
-		writeStatus(w, r, apierrors.NewServiceUnavailable("the downstream cluster is unavailable"))
+	resp, body, ok := c.fetch(w, r, http.MethodGet, q.Encode(), hdr, nil)
+	if !ok {
 		return
 	}
 	if resp.StatusCode == http.StatusOK {

@@ -88,15 +88,8 @@ func (c *Core) createNamespace(w http.ResponseWriter, r *http.Request, caller Ca
 	}
 	logProviderRead(r, caller)
 	hdr := http.Header{"Content-Type": []string{"application/json"}, "Accept": []string{jsonAccept(r.Header.Get("Accept"))}}
-	resp, err := c.fwd.do(r.Context(), http.MethodPost, r.URL.Path, r.URL.RawQuery, hdr, bytes.NewReader(body))
-	if err != nil {
-		writeStatus(w, r, apierrors.NewServiceUnavailable("the downstream cluster is unavailable"))
-		return
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-	if err != nil {
-		writeStatus(w, r, apierrors.NewServiceUnavailable("the downstream cluster is unavailable"))
+	resp, out, ok := c.fetch(w, r, http.MethodPost, r.URL.RawQuery, hdr, bytes.NewReader(body))
+	if !ok {
 		return
 	}
 	if resp.StatusCode == http.StatusCreated && !isDryRun(r.URL.Query()) {
@@ -181,15 +174,8 @@ func (c *Core) mutateNamespace(w http.ResponseWriter, r *http.Request, caller Ca
 	q := r.URL.Query()
 	q.Set("dryRun", "All")
 	hdr := http.Header{"Content-Type": []string{r.Header.Get("Content-Type")}, "Accept": []string{"application/json"}}
-	resp, err := c.fwd.do(r.Context(), r.Method, r.URL.Path, q.Encode(), hdr, bytes.NewReader(raw))
-	if err != nil {
-		writeStatus(w, r, apierrors.NewServiceUnavailable("the downstream cluster is unavailable"))
-		return true
-	}
-	out, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-	resp.Body.Close()
-	if err != nil {
-		writeStatus(w, r, apierrors.NewServiceUnavailable("the downstream cluster is unavailable"))
+	resp, out, ok := c.fetch(w, r, r.Method, q.Encode(), hdr, bytes.NewReader(raw))
+	if !ok {
 		return true
 	}
 	if resp.StatusCode != http.StatusOK {

@@ -37,11 +37,11 @@ type normalized []requirement
 // then grants nothing).
 func normalize(ls *metav1.LabelSelector) (normalized, error) {
 	if ls == nil {
-		return nil, errors.New("selector is required")
+		return nil, &InvalidEntry{Reason: ReasonInvalidSelector, Message: "a selector is required"}
 	}
 	sel, err := metav1.LabelSelectorAsSelector(ls)
 	if err != nil {
-		return nil, fmt.Errorf("invalid selector: %w", err)
+		return nil, &InvalidEntry{Reason: ReasonInvalidSelector, Message: err.Error(), Err: err}
 	}
 	reqs, _ := sel.Requirements()
 	out := make(normalized, 0, len(reqs))

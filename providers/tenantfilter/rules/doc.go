@@ -15,6 +15,12 @@
 //     tenant's class grants to other subjects, capped by what the tenant's
 //     owners were granted.
 //
+// validate.go is the one validation of clusterResources entries: the
+// engine ignores an object with an entry ValidateClusterResource refuses,
+// and the status controller reports ValidateClusterResourceIn's verdict
+// (with discovery) as the object's Ready condition. capsule.go converts
+// Capsule's objects to the engine's types for both.
+//
 // # Threat model
 //
 // The attacker is a tenant owner or a namespace admin who controls

@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"fmt"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -13,58 +12,6 @@ type globalSelection struct {
 	verbs    verbSet
 	norm     normalized
 	selector labels.Selector
-}
-
-// ValidateClusterResource checks one clusterResources entry as the spec's
-// validation says: operations only List and Get, and a valid selector
-// (required). An empty apiGroups or resources list is valid and selects
-// nothing. The engine ignores an object with an invalid entry.
-func ValidateClusterResource(cr ClusterResource) error {
-	if _, err := globalVerbs(cr.Operations); err != nil {
-		return err
-	}
-	if _, err := normalize(cr.Selector); err != nil {
-		return err
-	}
-	return nil
-}
-
-// ValidateGlobal validates every entry of a GlobalProxySettings against
-// discovery: besides ValidateClusterResource, an entry naming a resource
-// explicitly (not "*") must select at least one discovered cluster-scoped
-// kind, and every kind it selects must have the get verb. discovered lists
-// the cluster-scoped resources.
-func ValidateGlobal(g GlobalProxySettings, discovered []Resource) []error {
-	var errs []error
-	for i, rule := range g.Rules {
-		for j, cr := range rule.ClusterResources {
-			if err := ValidateClusterResource(cr); err != nil {
-				errs = append(errs, fmt.Errorf("spec.rules[%d].clusterResources[%d]: %w", i, j, err))
-				continue
-			}
-			for _, res := range discovered {
-				if res.Namespaced || !selects(cr, res) {
-					continue
-				}
-				if !slices.Contains(res.Verbs, "get") {
-					errs = append(errs, fmt.Errorf("spec.rules[%d].clusterResources[%d]: %s.%s does not support get", i, j, res.Resource, res.Group))
-				}
-			}
-		}
-	}
-	return errs
-}
-
-// globalValid: every entry of the object passes ValidateClusterResource.
-func globalValid(g GlobalProxySettings) bool {
-	for _, rule := range g.Rules {
-		for _, cr := range rule.ClusterResources {
-			if ValidateClusterResource(cr) != nil {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // selects: the entry's apiGroups and resources cover res.

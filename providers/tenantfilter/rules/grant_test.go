@@ -152,28 +152,3 @@ func TestGlobalProxySettings(t *testing.T) {
 		})
 	}
 }
-
-func TestValidateGlobal(t *testing.T) {
-	discovered := []Resource{nodesRes, scRes, {Group: "example.com", Version: "v1", Resource: "widgets", Verbs: []string{"list", "watch"}}}
-	tests := []struct {
-		name string
-		cr   ClusterResource
-		errs int
-	}{
-		{"valid", nodeCR([]string{"List", "Get"}, "a", "b"), 0},
-		{"bad operation", nodeCR([]string{"Watch"}), 1},
-		{"empty groups select nothing but are valid", ClusterResource{Resources: []string{"nodes"}, Selector: ptr(ml())}, 0},
-		{"no selector", ClusterResource{APIGroups: []string{""}, Resources: []string{"nodes"}}, 1},
-		{"empty resources select nothing but are valid", ClusterResource{APIGroups: []string{""}, Selector: ptr(ml())}, 0},
-		{"kind without get", ClusterResource{APIGroups: []string{"example.com"}, Resources: []string{"widgets"}, Selector: ptr(ml())}, 1},
-		{"bad selector", ClusterResource{APIGroups: []string{""}, Resources: []string{"nodes"}, Selector: ptr(ml("bad key!", "x"))}, 1},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			errs := ValidateGlobal(globalRule(Subject{Kind: KindUser, Name: "x"}, tt.cr), discovered)
-			if len(errs) != tt.errs {
-				t.Errorf("errors = %v, want %d", errs, tt.errs)
-			}
-		})
-	}
-}

@@ -93,7 +93,7 @@ func globalVerbs(ops []string) (verbSet, error) {
 		case OpGet:
 			v["get"] = true
 		default:
-			return nil, fmt.Errorf("operation %q is not allowed in a GlobalProxySettings rule: only List and Get", op)
+			return nil, &InvalidEntry{Reason: ReasonInvalidOperation, Message: fmt.Sprintf("operation %q is not supported; use List or Get", op)}
 		}
 	}
 	return v, nil

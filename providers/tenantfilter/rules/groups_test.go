@@ -19,6 +19,7 @@ func TestMatchAPIGroup(t *testing.T) {
 		{"apps/*", "apps", "v1beta1", true},
 		{"*/v1", "apps", "v1", true},
 		{"*/v1", "apps", "v2", false},
+		{"*/v2", "storage.k8s.io", "v1", false},
 		{"a*s/v1", "apps", "v1", true},
 		{"a*s/v1", "abs", "v1", true},
 		{"a*s/v1", "batch", "v1", false},
@@ -27,6 +28,7 @@ func TestMatchAPIGroup(t *testing.T) {
 		{"storage.k8s.io", "storage.k8s.io", "v1", true},
 		{"*.k8s.io", "storage.k8s.io", "v1", true},
 		{"*.k8s.io", "example.com", "v1", false},
+		{"storage*io", "storage.k8s.io", "v1", true},
 		// no other glob syntax
 		{"app?", "apps", "v1", false},
 		{"[a]pps", "apps", "v1", false},

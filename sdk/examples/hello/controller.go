@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -27,40 +24,24 @@ var greetingsGVR = schema.GroupVersionResource{Group: "hello.wharf.dev", Version
 // controller across workspaces: one wildcard informer keyed by cluster,
 // and writes through a client scoped to the object's own workspace.
 type replier struct {
-	cfg      *rest.Config // the provider's own identity
 	informer *clusters.Informer
 	queue    workqueue.TypedRateLimitingInterface[string]
-	// clients holds one client per workspace written to; only the single
-	// worker goroutine touches it.
-	clients map[string]dynamic.Interface
+	// clients holds one client per workspace written to, on the
+	// provider's own identity.
+	clients *clusters.Clients[*dynamic.DynamicClient]
 }
 
 func newReplier(cfg *rest.Config) (*replier, error) {
-	wild, err := clusters.Wildcard(cfg)
-	if err != nil {
-		return nil, err
-	}
-	dyn, err := dynamic.NewForConfig(wild)
-	if err != nil {
-		return nil, fmt.Errorf("greetings client: %w", err)
-	}
-	greetings := dyn.Resource(greetingsGVR) // all namespaces of all workspaces
-	r := &replier{cfg: cfg, clients: map[string]dynamic.Interface{}, queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
+	r := &replier{clients: clusters.NewClients(cfg, dynamic.NewForConfig),
+		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
 	enqueue := func(obj interface{}) {
 		if key, err := clusters.Key(obj); err == nil {
 			r.queue.Add(key)
 		}
 	}
-	r.informer, err = clusters.NewInformer(clusters.InformerOptions{
-		ListerWatcher: &cache.ListWatch{
-			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				return greetings.List(ctx, o)
-			},
-			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-				return greetings.Watch(ctx, o)
-			},
-		},
-		ObjectType: &unstructured.Unstructured{},
+	// All namespaces of all workspaces that enabled hello.
+	var err error
+	r.informer, err = clusters.NewResourceInformer(cfg, greetingsGVR, clusters.InformerOptions{
 		Handler: cache.ResourceEventHandlerFuncs{
 			AddFunc:    enqueue,
 			UpdateFunc: func(_, obj interface{}) { enqueue(obj) },
@@ -115,7 +96,9 @@ func (r *replier) reply(ctx context.Context, key string) error {
 	if got, _, _ := unstructured.NestedString(g.Object, "status", "reply"); got == want {
 		return nil
 	}
-	dyn, err := r.client(cluster)
+	// The write goes to the cluster the object was read from, never to
+	// another.
+	dyn, err := r.clients.For(cluster)
 	if err != nil {
 		return err
 	}
@@ -127,24 +110,6 @@ func (r *replier) reply(ctx context.Context, key string) error {
 	defer cancel()
 	_, err = dyn.Resource(greetingsGVR).Namespace(ns).UpdateStatus(ctx, g, metav1.UpdateOptions{})
 	return err
-}
-
-// client is a client of one workspace: the write goes to the cluster the
-// object was read from, never to another.
-func (r *replier) client(cluster string) (dynamic.Interface, error) {
-	if c, ok := r.clients[cluster]; ok {
-		return c, nil
-	}
-	cfg, err := clusters.ForCluster(r.cfg, cluster)
-	if err != nil {
-		return nil, err
-	}
-	c, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	r.clients[cluster] = c
-	return c, nil
 }
 
 // list returns the greetings of one workspace, from the cache.

@@ -280,18 +280,9 @@ func (h *hubProc) createWorkspace(parent, name string) string {
 	return h.mustKubectl(parent, "get", "workspace", name, "-o", "jsonpath={.status.cluster}")
 }
 
-// eventually polls cond until it returns nil or the timeout passes.
+// eventually is testutil.Eventually under the name this package's tests
+// call.
 func eventually(t *testing.T, timeout time.Duration, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %s: %v", timeout, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	testutil.Eventually(t, timeout, cond)
 }

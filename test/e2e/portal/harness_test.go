@@ -94,18 +94,9 @@ func artifactDir(t *testing.T) string {
 	return t.ArtifactDir()
 }
 
-// eventually polls cond until it returns nil or timeout passes.
+// eventually is testutil.Eventually under the name this package's tests
+// call.
 func eventually(t *testing.T, timeout time.Duration, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not met within %s: %v", timeout, err)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	testutil.Eventually(t, timeout, cond)
 }

@@ -18,6 +18,7 @@ import (
 	capsulev1beta2 "github.com/wharfhub/wharf/providers/tenantfilter/apis/capsule/v1beta2"
 	"github.com/wharfhub/wharf/providers/tenantfilter/crds"
 	"github.com/wharfhub/wharf/test/kube"
+	"github.com/wharfhub/wharf/test/testutil"
 )
 
 // Groups the test users carry. capsuleGroup is the CapsuleConfiguration's
@@ -236,21 +237,11 @@ func uniq(prefix string) string {
 	return fmt.Sprintf("%s-%d", prefix, uniqSeq.Add(1))
 }
 
-// eventually polls cond until it returns nil or timeout passes; the
-// timeout is generous because two cores are shared by many processes.
+// eventually is testutil.Eventually under the name this package's tests
+// call.
 func eventually(t testing.TB, timeout time.Duration, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %s: %v", timeout, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	testutil.Eventually(t, timeout, cond)
 }
 
 // testCtx is a context bounded by a generous per-call timeout and the test.

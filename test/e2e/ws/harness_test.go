@@ -1,15 +1,10 @@
 package ws
 
 import (
-	"bytes"
-	"context"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -36,7 +31,7 @@ func startHub(t *testing.T) (*testutil.Hub, *person, *person) {
 	alice := &person{name: "alice", token: "alice-ws-token", kubeconfig: filepath.Join(dir, "alice.kubeconfig"), hub: h}
 	bob := &person{name: "bob", token: "bob-ws-token", kubeconfig: filepath.Join(dir, "bob.kubeconfig"), hub: h}
 	for _, p := range []*person{alice, bob} {
-		if out, errOut, code := run(t, p.token, testutil.Binary(t, "wharf"), "login", h.URL, "--token-stdin",
+		if out, errOut, code := testutil.Run(t, nil, p.token, testutil.Binary(t, "wharf"), "login", h.URL, "--token-stdin",
 			"--certificate-authority", h.CAFile, "--kubeconfig", p.kubeconfig); code != 0 {
 			t.Fatalf("wharf login as %s: exit %d\n%s%s", p.name, code, out, errOut)
 		}
@@ -47,7 +42,7 @@ func startHub(t *testing.T) (*testutil.Hub, *person, *person) {
 // ws runs `wharf ws <args>` with p's kubeconfig.
 func (p *person) ws(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	return run(t, "", testutil.Binary(t, "wharf"), append(append([]string{"ws"}, args...), "--kubeconfig", p.kubeconfig)...)
+	return testutil.Run(t, nil, "", testutil.Binary(t, "wharf"), append(append([]string{"ws"}, args...), "--kubeconfig", p.kubeconfig)...)
 }
 
 // mustWS is ws that must succeed; it returns stdout.
@@ -74,54 +69,16 @@ func (p *person) server(t *testing.T) string {
 // it goes wherever `wharf ws` pointed the context.
 func (p *person) kubectl(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	return run(t, "", kube.KubectlPath(t), append([]string{"--kubeconfig", p.kubeconfig}, args...)...)
+	return testutil.Run(t, nil, "", kube.KubectlPath(t), append([]string{"--kubeconfig", p.kubeconfig}, args...)...)
 }
 
 // admin runs kubectl as the hub admin in workspace ws.
 func admin(t *testing.T, h *testutil.Hub, ws string, stdin string, args ...string) string {
 	t.Helper()
-	out, errOut, code := run(t, stdin, kube.KubectlPath(t),
+	out, errOut, code := testutil.Run(t, nil, stdin, kube.KubectlPath(t),
 		append([]string{"--kubeconfig", h.AdminKubeconfig, "--server", h.URL + "/clusters/" + ws}, args...)...)
 	if code != 0 {
 		t.Fatalf("kubectl %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errOut)
 	}
 	return out
-}
-
-// run runs bin and returns stdout, stderr and the exit code.
-func run(t *testing.T, stdin, bin string, args ...string) (string, string, int) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return out.String(), errOut.String(), 0
-	case errors.As(err, &ee):
-		return out.String(), errOut.String(), ee.ExitCode()
-	default:
-		t.Fatalf("%s: %v", bin, err)
-		return "", "", -1
-	}
-}
-
-// eventually polls cond until it returns nil or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not met within %s: %v", timeout, err)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wharfhub/wharf/test/testutil"
 )
 
 var currentRE = regexp.MustCompile(`^Current workspace is "([^"]+)"\.\n$`)
@@ -76,7 +78,7 @@ func TestWS(t *testing.T) {
 		expectAt(t, alice, home, "here")
 	})
 	t.Run("use a child by name", func(t *testing.T) {
-		eventually(t, time.Minute, func() error {
+		testutil.Eventually(t, time.Minute, func() error {
 			if _, errOut, code := alice.ws(t, "use", "team-b"); code != 0 {
 				return fmt.Errorf("exit %d: %s", code, errOut)
 			}
@@ -163,7 +165,7 @@ func TestWS(t *testing.T) {
 		if out := alice.mustWS(t, "delete", "team-b"); out != "Workspace \"team-b\" deleted.\n" {
 			t.Fatalf("ws delete printed %q", out)
 		}
-		eventually(t, 2*time.Minute, func() error {
+		testutil.Eventually(t, 2*time.Minute, func() error {
 			_, errOut, code := alice.ws(t, "use", "team-b")
 			if code == 0 {
 				alice.mustWS(t, "use", home)

@@ -11,6 +11,7 @@ import (
 
 	edgesv1 "github.com/wharfhub/wharf/providers/edges/apis/v1alpha1"
 	"github.com/wharfhub/wharf/test/sshd"
+	"github.com/wharfhub/wharf/test/testutil"
 )
 
 // TestEdgeCLISSHFlow: a server edge joined with the printed line (plus
@@ -40,7 +41,7 @@ func TestEdgeCLISSHFlow(t *testing.T) {
 	}
 	// The printed --ssh-addr hint points the agent at the fixture's sshd.
 	startVerbatimAgent(t, runLine+" --ssh-addr "+srv.Addr, "")
-	eventuallyE2E(t, 2*time.Minute, func() error {
+	testutil.Eventually(t, 2*time.Minute, func() error {
 		var e edgesv1.Edge
 		if err := json.Unmarshal([]byte(alice.must(t, "edge", "get", "web-1", "-w", ws, "-o", "json")), &e); err != nil {
 			return err
@@ -80,13 +81,13 @@ func TestEdgeCLISSHFlow(t *testing.T) {
 		}
 	}
 	writeSSHFiles(known)
-	got, errOut, code = runE2E(t, alice.env, "", "ssh", "-F", cfg, "web-1", "echo", "via-ssh-config")
+	got, errOut, code = testutil.Run(t, alice.env, "", "ssh", "-F", cfg, "web-1", "echo", "via-ssh-config")
 	if code != 0 || got != "via-ssh-config\n" {
 		t.Fatalf("ssh -F <ssh-config block>: exit %d %q %s", code, got, errOut)
 	}
 	other := strings.Fields(known)[0] + " " + hostKey(t) // a fresh key, not the sshd's
 	writeSSHFiles(other + "\n")
-	if _, errOut, code := runE2E(t, alice.env, "", "ssh", "-F", cfg, "web-1", "true"); code != 255 || !strings.Contains(errOut, "Host key verification failed") {
+	if _, errOut, code := testutil.Run(t, alice.env, "", "ssh", "-F", cfg, "web-1", "true"); code != 255 || !strings.Contains(errOut, "Host key verification failed") {
 		t.Fatalf("a different pinned key: exit %d %s", code, errOut)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"github.com/wharfhub/wharf/test/testutil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wharfhub/wharf/test/kube"
+	"github.com/wharfhub/wharf/test/testutil"
 )
 
 // e2eUser is a person using the CLI: their own kubeconfig (written by
@@ -29,9 +29,9 @@ type e2eUser struct {
 func loginE2E(t *testing.T, h *e2eHub, token string) *e2eUser {
 	t.Helper()
 	dir := t.TempDir()
-	u := &e2eUser{wharf: e2eBinary(t, "wharf"), dir: dir,
+	u := &e2eUser{wharf: testutil.Binary(t, "wharf"), dir: dir,
 		env: []string{"HOME=" + dir, "KUBECONFIG=" + filepath.Join(dir, "config"), "KUBECACHEDIR=" + filepath.Join(dir, "cache")}}
-	out, errOut, code := runE2E(t, u.env, token+"\n", u.wharf, "login", "--token-stdin", "--certificate-authority", h.CAFile, h.URL)
+	out, errOut, code := testutil.Run(t, u.env, token+"\n", u.wharf, "login", "--token-stdin", "--certificate-authority", h.CAFile, h.URL)
 	if code != 0 {
 		t.Fatalf("wharf login: exit %d\n%s%s", code, out, errOut)
 	}
@@ -40,7 +40,7 @@ func loginE2E(t *testing.T, h *e2eHub, token string) *e2eUser {
 
 func (u *e2eUser) run(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	return runE2E(t, u.env, "", u.wharf, args...)
+	return testutil.Run(t, u.env, "", u.wharf, args...)
 }
 
 func (u *e2eUser) must(t *testing.T, args ...string) string {
@@ -58,8 +58,8 @@ func setupEdgesWorkspace(t *testing.T, h *e2eHub, u *e2eUser, name string) {
 	t.Helper()
 	h.kubectl(t, "root", fmt.Sprintf("apiVersion: tenancy.wharf.dev/v1alpha1\nkind: Workspace\nmetadata:\n  name: %s\n", name), "create", "-f", "-")
 	ws := "root:" + name
-	eventuallyE2E(t, time.Minute, func() error {
-		_, _, code := runE2E(t, nil, "", kube.KubectlPath(t), "--kubeconfig", h.AdminKubeconfig, "--server", h.URL+"/clusters/"+ws, "get", "namespaces")
+	testutil.Eventually(t, time.Minute, func() error {
+		_, _, code := testutil.Run(t, nil, "", kube.KubectlPath(t), "--kubeconfig", h.AdminKubeconfig, "--server", h.URL+"/clusters/"+ws, "get", "namespaces")
 		if code != 0 {
 			return fmt.Errorf("workspace %s not served yet", ws)
 		}
@@ -85,7 +85,7 @@ rules:
 		t.Errorf("edge list before the binding: exit %d %s", code, errOut)
 	}
 	h.kubectl(t, ws, "apiVersion: providers.wharf.dev/v1alpha1\nkind: ProviderBinding\nmetadata:\n  name: edges\nspec:\n  provider: edges\n", "create", "-f", "-")
-	eventuallyE2E(t, 2*time.Minute, func() error {
+	testutil.Eventually(t, 2*time.Minute, func() error {
 		out, errOut, code := u.run(t, "edge", "list", "-w", ws)
 		if code != 0 || !strings.Contains(errOut, "No resources found") {
 			return fmt.Errorf("edge list: exit %d %s%s", code, out, errOut)
@@ -147,16 +147,16 @@ func TestEdgeCLIKubernetesFlow(t *testing.T) {
 		t.Fatalf("kubeconfig file: %v %v", st, err)
 	}
 	kubectl := kube.KubectlPath(t)
-	who, errOut, code := runE2E(t, alice.env, "", kubectl, "--kubeconfig", kc, "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}")
+	who, errOut, code := testutil.Run(t, alice.env, "", kubectl, "--kubeconfig", kc, "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}")
 	if code != 0 || who != "alice" {
 		t.Fatalf("whoami through the edge: %q exit %d %s", who, code, errOut)
 	}
-	ns, errOut, code := runE2E(t, alice.env, "", kubectl, "--kubeconfig", kc, "get", "namespaces", "-o", "name")
+	ns, errOut, code := testutil.Run(t, alice.env, "", kubectl, "--kubeconfig", kc, "get", "namespaces", "-o", "name")
 	if code != 0 || !strings.Contains(ns, "namespace/kube-system") {
 		t.Fatalf("get namespaces through the edge: exit %d\n%s%s", code, ns, errOut)
 	}
 	// alice may only read namespaces there: the edge's RBAC, not the agent's, applies.
-	if out, errOut, code := runE2E(t, alice.env, "", kubectl, "--kubeconfig", kc, "create", "namespace", "alice-was-here"); code == 0 || !strings.Contains(errOut, "Forbidden") {
+	if out, errOut, code := testutil.Run(t, alice.env, "", kubectl, "--kubeconfig", kc, "create", "namespace", "alice-was-here"); code == 0 || !strings.Contains(errOut, "Forbidden") {
 		t.Fatalf("create namespace through the edge as a viewer: exit %d %s%s", code, out, errOut)
 	}
 
@@ -172,7 +172,7 @@ func TestEdgeCLIKubernetesFlow(t *testing.T) {
 		t.Errorf("delete printed %q", out)
 	}
 	_, wErr, wCode := alice.run(t, "edge", "get", "lab", "-w", ws)
-	_, kErr, kCode := runE2E(t, nil, "", kubectl, "--kubeconfig", h.AdminKubeconfig, "--server", h.URL+"/clusters/"+ws, "get", "edges", "lab")
+	_, kErr, kCode := testutil.Run(t, nil, "", kubectl, "--kubeconfig", h.AdminKubeconfig, "--server", h.URL+"/clusters/"+ws, "get", "edges", "lab")
 	if wCode != 1 || kCode != 1 || wErr != kErr {
 		t.Errorf("get of a deleted edge: wharf exit %d %q, kubectl exit %d %q", wCode, wErr, kCode, kErr)
 	}
@@ -229,7 +229,7 @@ func startVerbatimAgent(t *testing.T, line, edgeKubeconfig string) {
 	if err := os.MkdirAll(agentStateDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	agentDir := filepath.Dir(e2eBinary(t, "wharf-agent"))
+	agentDir := filepath.Dir(testutil.Binary(t, "wharf-agent"))
 	log := &testutil.Buffer{}
 	cmd := exec.Command("unshare", "--mount", "--propagation", "private", "/bin/sh", "-c",
 		"mount -t tmpfs -o mode=0700 tmpfs "+agentStateDir+" && exec "+line)
@@ -259,7 +259,7 @@ func startVerbatimAgent(t *testing.T, line, edgeKubeconfig string) {
 // between the two calls.
 func compareListWithKubectl(t *testing.T, h *e2eHub, u *e2eUser, ws string) {
 	t.Helper()
-	eventuallyE2E(t, time.Minute, func() error {
+	testutil.Eventually(t, time.Minute, func() error {
 		mine := u.must(t, "edge", "list", "-w", ws)
 		theirs := h.kubectl(t, ws, "", "get", "edges")
 		if a, b := dropLastColumn(mine), dropLastColumn(theirs); a != b {
