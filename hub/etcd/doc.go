@@ -18,7 +18,9 @@
 // Snapshots (snapshot.go, `wharf-hub snapshot save|restore`) hold all of
 // the above too. Save reaches the member only through that socket, so only
 // the hub's user can take one; the file is written 0600 (etcd's client
-// writes it so, via a .part file renamed when complete). Restore checks the
+// writes it so) in a fresh 0700 directory next to it and renamed over it
+// when complete, so a file or symlink someone planted in a shared backup
+// directory is replaced, never written into or through. Restore checks the
 // snapshot's integrity hash, writes only into a data dir that has no member
 // yet (never over a live one), and makes its directories 0700 as
 // StartEmbedded does.

@@ -58,17 +58,34 @@ type SnapshotInfo struct {
 
 // SaveSnapshot streams a snapshot of the etcd cfg reaches into file, with
 // etcd's own snapshot API (Maintenance.Snapshot, as etcdctl snapshot save).
-// The file appears complete or not at all: it is written to file.part and
-// renamed.
+// The file appears complete or not at all, 0600 and owned by the caller.
+//
+// etcd's Save writes <path>.part with O_CREATE|O_TRUNC, so in a directory
+// others may write to (a shared /backup) a .part file someone planted
+// first would keep its owner and mode (a world-readable copy of every
+// Secret and signing key), and a planted symlink would make the saver
+// overwrite whatever it points at. Save therefore writes into a fresh
+// private directory next to file (0700, a name nobody could plant), and
+// the result is renamed over file, which replaces a symlink there rather
+// than writing through it.
 func SaveSnapshot(ctx context.Context, cfg clientv3.Config, file string) (SnapshotInfo, error) {
-	m := snapshot.NewV3(zap.NewNop())
-	version, err := m.Save(ctx, cfg, file)
+	tmp, err := os.MkdirTemp(filepath.Dir(file), "."+filepath.Base(file)+".saving-")
 	if err != nil {
 		return SnapshotInfo{}, fmt.Errorf("saving snapshot: %w", err)
 	}
-	st, err := m.Status(file)
+	defer os.RemoveAll(tmp)
+	part := filepath.Join(tmp, "snapshot.db")
+	m := snapshot.NewV3(zap.NewNop())
+	version, err := m.Save(ctx, cfg, part)
+	if err != nil {
+		return SnapshotInfo{}, fmt.Errorf("saving snapshot: %w", err)
+	}
+	st, err := m.Status(part)
 	if err != nil {
 		return SnapshotInfo{}, fmt.Errorf("reading back snapshot %s: %w", file, err)
+	}
+	if err := os.Rename(part, file); err != nil {
+		return SnapshotInfo{}, fmt.Errorf("saving snapshot: %w", err)
 	}
 	return SnapshotInfo{Version: version, Revision: st.Revision, Keys: st.TotalKey, Size: st.TotalSize}, nil
 }

@@ -1,0 +1,134 @@
+package hub
+
+import (
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// Attack review 17, files on disk (ids "review17:files/<n>"): a local user
+// who may write to the backup directory (a shared /backup, sticky like
+// /tmp) plants files where `wharf-hub snapshot save` will write, hoping to
+// read the snapshot (every Secret of every workspace, the signing keys) or
+// to make the saver overwrite a file of its choosing. Each row passes when
+// the snapshot ends up a regular file of the saver's, 0600, and nothing
+// planted was written into or through. The saver runs with umask 000, the
+// worst an operator's shell may have. A last row checks the modes of a
+// fresh data dir.
+
+const r17Nobody = 65534
+
+type r17FileRow struct {
+	id, what string
+	// plant prepares dir for a save to dir/"snap.db", as user nobody.
+	plant func(t *testing.T, dir string)
+	// check looks at what the save left besides the snapshot.
+	check func(t *testing.T, dir string)
+}
+
+func r17Plant(t *testing.T, path string, symlinkTo string) {
+	t.Helper()
+	var err error
+	if symlinkTo != "" {
+		err = os.Symlink(symlinkTo, path)
+	} else if err = os.WriteFile(path, nil, 0o666); err == nil {
+		err = os.Chmod(path, 0o666)
+	}
+	if err == nil {
+		err = os.Lchown(path, r17Nobody, r17Nobody)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func r17Untouched(path string) func(t *testing.T, dir string) {
+	return func(t *testing.T, dir string) {
+		fi, err := os.Lstat(filepath.Join(dir, path))
+		if err == nil && fi.Size() > 0 {
+			t.Errorf("%s was written through: %d bytes", path, fi.Size())
+		}
+	}
+}
+
+func TestAttackReview17Files(t *testing.T) {
+	t.Parallel()
+	h := startHub(t, hubOptions{dataDir: filepath.Join(t.TempDir(), "data")})
+	rows := []r17FileRow{
+		{id: "1", what: "plain save under umask 000"},
+		{id: "2", what: "a world-writable snap.db.part planted by another user",
+			plant: func(t *testing.T, dir string) { r17Plant(t, filepath.Join(dir, "snap.db.part"), "") }},
+		{id: "3", what: "snap.db.part a symlink to a file the saver would create",
+			plant: func(t *testing.T, dir string) { r17Plant(t, filepath.Join(dir, "snap.db.part"), filepath.Join(dir, "stolen")) },
+			check: r17Untouched("stolen")},
+		{id: "4", what: "snap.db.part a symlink to a world-writable file of the attacker's",
+			plant: func(t *testing.T, dir string) {
+				r17Plant(t, filepath.Join(dir, "mine"), "")
+				r17Plant(t, filepath.Join(dir, "snap.db.part"), filepath.Join(dir, "mine"))
+			},
+			check: r17Untouched("mine")},
+		{id: "5", what: "a world-readable snap.db planted by another user",
+			plant: func(t *testing.T, dir string) { r17Plant(t, filepath.Join(dir, "snap.db"), "") }},
+		{id: "6", what: "snap.db a symlink to a file of the attacker's",
+			plant: func(t *testing.T, dir string) {
+				r17Plant(t, filepath.Join(dir, "mine"), "")
+				r17Plant(t, filepath.Join(dir, "snap.db"), filepath.Join(dir, "mine"))
+			},
+			check: r17Untouched("mine")},
+	}
+	for _, r := range rows {
+		t.Run("review17:files/"+r.id+"/"+r.what, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "backup")
+			if err := os.Mkdir(dir, 0o777); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(dir, 0o1777); err != nil {
+				t.Fatal(err)
+			}
+			if r.plant != nil {
+				r.plant(t, dir)
+			}
+			file := filepath.Join(dir, "snap.db")
+			cmd := exec.Command("sh", "-c", `umask 000; exec "$0" "$@"`, hubBinary(t), "snapshot", "save", file, "--data-dir", h.opts.dataDir)
+			out, err := cmd.CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "Saved ") {
+				t.Fatalf("snapshot save: %v\n%s", err, out)
+			}
+			fi, err := os.Lstat(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := fi.Sys().(*syscall.Stat_t)
+			if !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o600 || int(st.Uid) != os.Getuid() || fi.Size() == 0 {
+				t.Errorf("snapshot is %v uid %d, %d bytes; want a regular file 0600 of uid %d", fi.Mode(), st.Uid, fi.Size(), os.Getuid())
+			}
+			if r.check != nil {
+				r.check(t, dir)
+			}
+			// Nothing else of the saver's is left behind, readable or not.
+			entries, _ := os.ReadDir(dir)
+			for _, e := range entries {
+				if strings.Contains(e.Name(), "saving") {
+					t.Errorf("left behind: %s", e.Name())
+				}
+			}
+		})
+	}
+
+	t.Run("review17:files/7/a fresh data dir is private", func(t *testing.T) {
+		for p, want := range map[string]fs.FileMode{"": 0o700, "etcd": 0o700, "admin-token": 0o600,
+			"admin.kubeconfig": 0o600, "pki/serving.key": 0o600} {
+			fi, err := os.Stat(filepath.Join(h.opts.dataDir, p))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi.Mode().Perm()&^want != 0 {
+				t.Errorf("%s is %v, want at most %v", p, fi.Mode().Perm(), want)
+			}
+		}
+	})
+}
