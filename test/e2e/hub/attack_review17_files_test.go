@@ -63,7 +63,9 @@ func TestAttackReview17Files(t *testing.T) {
 		{id: "2", what: "a world-writable snap.db.part planted by another user",
 			plant: func(t *testing.T, dir string) { r17Plant(t, filepath.Join(dir, "snap.db.part"), "") }},
 		{id: "3", what: "snap.db.part a symlink to a file the saver would create",
-			plant: func(t *testing.T, dir string) { r17Plant(t, filepath.Join(dir, "snap.db.part"), filepath.Join(dir, "stolen")) },
+			plant: func(t *testing.T, dir string) {
+				r17Plant(t, filepath.Join(dir, "snap.db.part"), filepath.Join(dir, "stolen"))
+			},
 			check: r17Untouched("stolen")},
 		{id: "4", what: "snap.db.part a symlink to a world-writable file of the attacker's",
 			plant: func(t *testing.T, dir string) {
