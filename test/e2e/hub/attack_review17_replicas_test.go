@@ -216,6 +216,18 @@ func TestAttackReview17Replicas(t *testing.T) {
 		noForgery(t, call(a, "bob-token", "/services/providers/single/headers", forged))
 		t.Logf("%d rounds of checks while hub-r drained", checked)
 	})
+	t.Run("review17:replicas/5/client address headers reach the provider only as the hub states them", func(t *testing.T) {
+		for _, h := range []*hubProc{a} {
+			ans := call(h, "bob-token", "/services/providers/single/headers", map[string]string{"X-Wharf-Workspace": "root:r17",
+				"X-Forwarded-For": "6.6.6.6", "X-Real-Ip": "6.6.6.6", "Forwarded": "for=6.6.6.6", "X-Forwarded-Host": "evil.example"})
+			if ans.code != http.StatusOK {
+				t.Fatalf("%s: %d %s", h.URL, ans.code, ans.body)
+			}
+			if strings.Contains(ans.body, "6.6.6.6") || strings.Contains(ans.body, "evil.example") {
+				t.Errorf("%s: the provider saw the client's address claims: %s", h.URL, ans.body)
+			}
+		}
+	})
 	t.Run("review17:replicas/4/rotating X-Forwarded-For from an untrusted peer escapes no throttle", func(t *testing.T) {
 		// No --trusted-proxy-cidrs: the header is the client's word and
 		// the throttle keys on the connection's address (loopback).
