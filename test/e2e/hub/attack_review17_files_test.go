@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -121,6 +122,21 @@ func TestAttackReview17Files(t *testing.T) {
 		})
 	}
 
+	t.Run("review17:files/8/the probe spends the admin token on health paths only, at the hub only", func(t *testing.T) {
+		// Whoever may run the probe with another path (a pod spec, an
+		// exec probe) would otherwise hold an admin-token oracle.
+		for _, p := range []string{"/metrics", "/livez/../metrics", "/livez/%2e%2e/metrics", "/readyz?verbose", "/livez/etcd",
+			"/debug/pprof/", "https://127.0.0.1:1/livez", "//127.0.0.1:1/livez", "/clusters/root/api/v1/secrets"} {
+			out, err := exec.Command(hubBinary(t), "probe", p, "--data-dir", h.opts.dataDir, "--secure-port", fmt.Sprint(h.port)).CombinedOutput()
+			if err == nil || strings.Contains(string(out), h.Token) || strings.Contains(string(out), "# HELP") {
+				t.Errorf("probe %s: %v\n%s", p, err, out)
+			}
+		}
+		out, err := exec.Command(hubBinary(t), "probe", "/readyz", "--data-dir", h.opts.dataDir, "--secure-port", fmt.Sprint(h.port)).CombinedOutput()
+		if err != nil || strings.Contains(string(out), h.Token) {
+			t.Errorf("probe /readyz: %v\n%s", err, out)
+		}
+	})
 	t.Run("review17:files/7/a fresh data dir is private", func(t *testing.T) {
 		for p, want := range map[string]fs.FileMode{"": 0o700, "etcd": 0o700, "admin-token": 0o600,
 			"admin.kubeconfig": 0o600, "pki/serving.key": 0o600} {

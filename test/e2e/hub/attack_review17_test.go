@@ -32,7 +32,8 @@ var r17ProcessPaths = []string{
 	"/%2e%2e/metrics", "/clusters/{bobHome}/metrics", "/clusters/{bobHome}/../metrics",
 	"/clusters/{bobHome}/%2e%2e/%2e%2e/metrics", "/clusters/root/metrics", "/clusters/*/metrics",
 	"/debug/pprof/", "/debug/pprof/heap?debug=1", "/debug/pprof/goroutine?debug=2", "/clusters/{bobHome}/debug/pprof/",
-	"/livez/../debug/pprof/", "/livez/..%2fmetrics", "/livez%2f..%2fmetrics", "/healthz/./../metrics", "/readyz/%2e%2e/debug/pprof/heap", "/flagz", "/configz", "/statusz", "/debug/flags/v",
+	"/livez/../debug/pprof/", "/livez/%2e%2e/metrics", "/readyz/..;/metrics", "/healthz%2F..%2Fmetrics", "/livez/..%5cmetrics",
+	"/clusters/{bobHome}/livez/../metrics", "/clusters/{bobHome}/livez/%2e%2e/%2e%2e/%2e%2e/metrics", "/livez/./../statusz", "/livez/..%2fmetrics", "/livez%2f..%2fmetrics", "/healthz/./../metrics", "/readyz/%2e%2e/debug/pprof/heap", "/flagz", "/configz", "/statusz", "/debug/flags/v",
 }
 
 // r17Steps sends every process path as who and wants code; the body must
@@ -78,6 +79,9 @@ func r17EnableExample(e *attackEnv, vars map[string]string) error {
 	if code != http.StatusCreated && code != http.StatusConflict {
 		return fmt.Errorf("binding: %d %s", code, body)
 	}
+	if code == http.StatusCreated {
+		vars["r17Bound"] = "yes"
+	}
 	return waitFor(60*time.Second, func() error {
 		code, body := e.send(step{as: "bob", method: http.MethodGet, path: "/services/providers/example/whoami",
 			header: map[string]string{"X-Wharf-Workspace": "{bobHome}"}}, vars)
@@ -86,6 +90,27 @@ func r17EnableExample(e *attackEnv, vars map[string]string) error {
 		}
 		return nil
 	})
+}
+
+// r17Undo deletes, as bob, what a row of his created in his home, so
+// that the rows after this review's see bob as they expect him: a plain
+// admin of his home, the example provider not enabled there.
+func r17Undo(e *attackEnv, vars map[string]string) error {
+	paths := []string{}
+	if vars["r17Bound"] == "yes" {
+		paths = append(paths, "/clusters/{bobHome}"+pbBase+"/example")
+	}
+	for _, n := range []string{"r17-all-{n}", "r17-imp-{n}"} {
+		paths = append(paths, "/clusters/{bobHome}/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/"+n,
+			"/clusters/{bobHome}/apis/rbac.authorization.k8s.io/v1/clusterroles/"+n)
+	}
+	paths = append(paths, "/clusters/{bobHome}"+r17Lease+"/provider-example", "/clusters/{bobHome}"+r17Lease+"/provider-single")
+	for _, p := range paths {
+		if code, body := e.as("bob", http.MethodDelete, p, "", vars); code != http.StatusOK && code != http.StatusNotFound && code != http.StatusAccepted {
+			return fmt.Errorf("DELETE %s: %d %s", expand(p, vars), code, body)
+		}
+	}
+	return nil
 }
 
 func init() {
@@ -101,6 +126,7 @@ func init() {
 			},
 			steps: r17Steps("bob-sa-r17", http.StatusForbidden)},
 		attack{finding: "review17:4", name: "a home grant of every non-resource URL reaches no process path",
+			cleanup: r17Undo,
 			before: func(e *attackEnv, vars map[string]string) error {
 				role := `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"r17-all-{n}"},"rules":[{"nonResourceURLs":["*"],"verbs":["*"]}]}`
 				if err := e.wantAs(http.StatusCreated, "bob", http.MethodPost, "/clusters/{bobHome}/apis/rbac.authorization.k8s.io/v1/clusterroles", role, vars); err != nil {
@@ -114,6 +140,7 @@ func init() {
 				step{as: "bob", method: http.MethodPut, path: "/clusters/{bobHome}/debug/flags/v", body: "9", ctype: "text/plain", want: http.StatusForbidden},
 				step{as: "bob", method: http.MethodPut, path: "/debug/flags/v", body: "9", ctype: "text/plain", want: http.StatusForbidden})},
 		attack{finding: "review17:5", name: "impersonating system:masters or the hub admin, or front-proxy headers, to reach /metrics",
+			cleanup: r17Undo,
 			before: func(e *attackEnv, vars map[string]string) error {
 				role := `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"r17-imp-{n}"},"rules":[{"apiGroups":[""],"resources":["users","groups"],"verbs":["impersonate"]}]}`
 				if err := e.wantAs(http.StatusCreated, "bob", http.MethodPost, "/clusters/{bobHome}/apis/rbac.authorization.k8s.io/v1/clusterroles", role, vars); err != nil {
@@ -150,6 +177,7 @@ func init() {
 				return nil
 			}},
 		attack{finding: "review17:7", name: "a Lease named like the provider's in bob's home moves nothing",
+			cleanup: r17Undo,
 			before: func(e *attackEnv, vars map[string]string) error {
 				holder, rv, err := r17RootLease(e, vars)
 				if err != nil {
@@ -242,7 +270,8 @@ func init() {
 				return fmt.Errorf("500 bad tokens from one address behind rotating spoofed hops, never 429")
 			}},
 		attack{finding: "review17:12", name: "client replica-hop headers on a provider route forge nothing",
-			before: r17EnableExample,
+			cleanup: r17Undo,
+			before:  r17EnableExample,
 			steps: []step{
 				{as: "bob", method: http.MethodGet, path: "/services/providers/example/whoami", header: map[string]string{"X-Wharf-Workspace": "{bobHome}",
 					"X-Wharf-Replica-Hop": "hub-x", "X-Kedge-User": "alice", "X-Kedge-Groups": "system:masters"}, hasNot: `"User":"alice"`},
