@@ -14,10 +14,12 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -25,8 +27,15 @@ import (
 
 // LoadOrCreateToken returns the token stored at path, creating a random
 // 256-bit token there (mode 0600) on first use.
+//
+// The token is the hub administrator's, so a stored one is believed only
+// if the hub could have written it: a regular file (not a symlink) of the
+// hub's own user that nobody else may read or write. Otherwise whoever
+// could plant a file in the data dir before the first start (a data dir
+// under /tmp, a restore into a path someone else made) would know the
+// admin token.
 func LoadOrCreateToken(path string) (string, error) {
-	b, err := os.ReadFile(path)
+	b, err := readPrivate(path)
 	if err == nil {
 		tok := strings.TrimSpace(string(b))
 		if tok == "" {
@@ -56,6 +65,29 @@ func LoadOrCreateToken(path string) (string, error) {
 		return "", fmt.Errorf("writing token: %w", err)
 	}
 	return tok, nil
+}
+
+// readPrivate reads path if it is a regular file of this process's user
+// with no group or other permission bits, without following a symlink.
+func readPrivate(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, fmt.Errorf("token file %s is a symlink: refusing it", path)
+		}
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("token file %s: %w", path, err)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !fi.Mode().IsRegular() || !ok || int(st.Uid) != os.Geteuid() || fi.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("token file %s must be a regular file of uid %d with mode 0600 (it is %v, uid %d): "+
+			"refusing a token someone else may have written; remove it to have a new one made", path, os.Geteuid(), fi.Mode(), st.Uid)
+	}
+	return io.ReadAll(f)
 }
 
 // RootCA returns the self-signed root at the end of a PEM certificate chain,

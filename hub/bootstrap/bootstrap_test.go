@@ -34,6 +34,51 @@ func TestLoadOrCreateToken(t *testing.T) {
 	}
 }
 
+// A token the hub could not have written is refused (attack review 17):
+// readable or writable by others, a symlink, or another user's file.
+func TestLoadOrCreateTokenRefusesPlanted(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	if err := os.WriteFile(real, []byte("planted\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]func(p string) error{
+		"world-readable": func(p string) error {
+			if err := os.WriteFile(p, []byte("planted\n"), 0o644); err != nil {
+				return err
+			}
+			return os.Chmod(p, 0o644)
+		},
+		"group-writable": func(p string) error {
+			if err := os.WriteFile(p, []byte("planted\n"), 0o600); err != nil {
+				return err
+			}
+			return os.Chmod(p, 0o620)
+		},
+		"symlink":   func(p string) error { return os.Symlink(real, p) },
+		"directory": func(p string) error { return os.Mkdir(p, 0o700) },
+	}
+	if os.Geteuid() == 0 {
+		cases["another user's"] = func(p string) error {
+			if err := os.WriteFile(p, []byte("planted\n"), 0o600); err != nil {
+				return err
+			}
+			return os.Chown(p, 65534, 65534)
+		}
+	}
+	for name, plant := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "admin-token")
+			if err := plant(p); err != nil {
+				t.Fatal(err)
+			}
+			if tok, err := LoadOrCreateToken(p); err == nil {
+				t.Fatalf("planted token accepted: %q", tok)
+			}
+		})
+	}
+}
+
 func TestRootCAAndKubeconfig(t *testing.T) {
 	chain, _, err := certutil.GenerateSelfSignedCertKey("localhost", []net.IP{net.ParseIP("127.0.0.1")}, nil)
 	if err != nil {

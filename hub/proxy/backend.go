@@ -90,6 +90,11 @@ func (b *Backend) authenticated() http.Handler {
 func rewriteBackend(pr *httputil.ProxyRequest) {
 	f, _ := forwardFrom(pr.In.Context())
 	pr.SetXForwarded()
+	// ReverseProxy drops the client's Forwarded and X-Forwarded-*, and
+	// SetXForwarded states the address the hub saw; X-Real-Ip would still
+	// pass as the client wrote it, a spoofed address for any provider that
+	// logs or rate-limits by it.
+	pr.Out.Header.Del("X-Real-Ip")
 	if f.remote != nil {
 		rewriteHop(pr, f)
 		return

@@ -91,7 +91,9 @@
 //     assets with the allowlisted headers only.
 //   - Plant X-Forwarded-For: the holder keeps the first replica's
 //     X-Forwarded-* headers only on a request whose assertion verified;
-//     otherwise ReverseProxy replaces them as for any client.
+//     otherwise ReverseProxy replaces them as for any client. A client's
+//     X-Real-Ip is dropped too (attack review 17), so the only client
+//     address a provider sees is the one the hub states.
 //
 // Cookies do reach the backend (a provider may keep its own session),
 // except the hub's own credentials: the __Host-wharf_session and

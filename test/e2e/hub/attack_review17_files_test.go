@@ -1,13 +1,18 @@
 package hub
 
 import (
+	"fmt"
 	"io/fs"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/wharfhub/wharf/test/testutil"
 )
 
 // Attack review 17, files on disk (ids "review17:files/<n>"): a local user
@@ -121,6 +126,74 @@ func TestAttackReview17Files(t *testing.T) {
 		})
 	}
 
+	t.Run("review17:files/8/the probe spends the admin token on health paths only, at the hub only", func(t *testing.T) {
+		// Whoever may run the probe with another path (a pod spec, an
+		// exec probe) would otherwise hold an admin-token oracle.
+		for _, p := range []string{"/metrics", "/livez/../metrics", "/livez/%2e%2e/metrics", "/readyz?verbose", "/livez/etcd",
+			"/debug/pprof/", "https://127.0.0.1:1/livez", "//127.0.0.1:1/livez", "/clusters/root/api/v1/secrets"} {
+			out, err := exec.Command(hubBinary(t), "probe", p, "--data-dir", h.opts.dataDir, "--secure-port", fmt.Sprint(h.port)).CombinedOutput()
+			if err == nil || strings.Contains(string(out), h.Token) || strings.Contains(string(out), "# HELP") {
+				t.Errorf("probe %s: %v\n%s", p, err, out)
+			}
+		}
+		out, err := exec.Command(hubBinary(t), "probe", "/readyz", "--data-dir", h.opts.dataDir, "--secure-port", fmt.Sprint(h.port)).CombinedOutput()
+		if err != nil || strings.Contains(string(out), h.Token) {
+			t.Errorf("probe /readyz: %v\n%s", err, out)
+		}
+	})
+	t.Run("review17:files/9/an admin token planted in the data dir before the first start is refused", func(t *testing.T) {
+		// A data dir another user could create first (under /tmp, or a
+		// restore through their symlink): they wrote admin-token, 0600,
+		// their own. Were it adopted, they would be hub administrator.
+		dir := filepath.Join(t.TempDir(), "shared")
+		if err := os.Mkdir(dir, 0o1777); err != nil {
+			t.Fatal(err)
+		}
+		data := filepath.Join(dir, "data")
+		if err := os.Mkdir(data, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		const planted = "planted-admin-token-0123456789"
+		r17Plant(t, filepath.Join(data, "admin-token"), "")
+		if err := os.WriteFile(filepath.Join(data, "admin-token"), []byte(planted+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(filepath.Join(data, "admin-token"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Lchown(data, r17Nobody, r17Nobody); err != nil {
+			t.Fatal(err)
+		}
+		port := freePort(t)
+		cmd := exec.Command(hubBinary(t), "--data-dir", data, "--secure-port", fmt.Sprint(port), "--bind-address", "127.0.0.1", "--shutdown-delay=0")
+		log := &testutil.Buffer{}
+		cmd.Stdout, cmd.Stderr = log, log
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		t.Cleanup(func() { _ = cmd.Process.Kill() })
+		probe := &hubProc{URL: fmt.Sprintf("https://127.0.0.1:%d", port), opts: hubOptions{dataDir: data}}
+		deadline := time.Now().Add(120 * time.Second)
+		for {
+			select {
+			case err := <-exited:
+				if err == nil || !strings.Contains(log.String(), "refusing a token") {
+					t.Fatalf("hub exited %v without naming the planted token:\n%s", err, log.String())
+				}
+				return
+			default:
+			}
+			if code, _, err := probe.getAs(planted, "/api/v1/namespaces/kube-system/secrets"); err == nil && code == http.StatusOK {
+				t.Fatal("the planted token is the hub's admin token")
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("hub neither refused nor served:\n%s", log.String())
+			}
+			time.Sleep(300 * time.Millisecond)
+		}
+	})
 	t.Run("review17:files/7/a fresh data dir is private", func(t *testing.T) {
 		for p, want := range map[string]fs.FileMode{"": 0o700, "etcd": 0o700, "admin-token": 0o600,
 			"admin.kubeconfig": 0o600, "pki/serving.key": 0o600} {
