@@ -20,6 +20,19 @@ type binaryBuild struct {
 	err  error
 }
 
+// TestMain removes the builds made for this run: each is a directory of
+// its own in $TMPDIR, and left behind they fill the disk run after run.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	binaries.Range(func(_, v any) bool {
+		if b := v.(*binaryBuild); b.path != "" {
+			_ = os.RemoveAll(filepath.Dir(b.path))
+		}
+		return true
+	})
+	os.Exit(code)
+}
+
 // builtBinary returns the executable name built from pkg (relative to the
 // repository root): $WHARF_BIN_DIR/name when make test has built it
 // already, else a build made once per test run. The path has no symlinks,
