@@ -1,0 +1,203 @@
+package etcd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/kubernetes"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+)
+
+// DefaultRetryBudget bounds how long a write is retried after the member
+// serving it died or lost its leader: longer than an etcd leader election
+// on loopback (about a second), short next to a client's request timeout.
+const DefaultRetryBudget = 5 * time.Second
+
+// RetryingKV is the kubernetes.Interface the hub's etcd3 stores write
+// through. etcd's client does not retry a Txn that failed with
+// "unavailable": the member may have applied it before it died, so a blind
+// retry could apply it twice. Each retry here is safe instead: the store's
+// writes are compare-and-swap on the key's mod revision, so a retry either
+// applies exactly once, or its compare fails, and then the key itself says
+// whether the first attempt was applied (see resolvePut, resolveDelete).
+// When that cannot be decided the original error is returned.
+type RetryingKV struct {
+	kubernetes.Interface
+	// KV and Watcher read the key to resolve an ambiguous attempt.
+	KV      clientv3.KV
+	Watcher clientv3.Watcher
+	// Clock times the backoff and the budget; Budget defaults to
+	// DefaultRetryBudget.
+	Clock  clock.Clock
+	Budget time.Duration
+}
+
+// WrapClient makes c's writes retry safely (c.Kubernetes is replaced).
+func WrapClient(c *kubernetes.Client, clk clock.Clock) {
+	c.Kubernetes = &RetryingKV{Interface: c.Kubernetes, KV: c.KV, Watcher: c.Watcher, Clock: clk}
+}
+
+// Retriable reports whether err may come from a member that died or lost
+// its leader, so that another attempt may succeed. Every such error is
+// treated as ambiguous (the write may have been applied), even those that
+// etcd documents as unapplied (no leader): the resolution is right either
+// way. Definite failures (compare failed, permission, too large, the
+// caller's own deadline) are not retried.
+func Retriable(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	for _, known := range []error{rpctypes.ErrLeaderChanged, rpctypes.ErrNoLeader, rpctypes.ErrTimeoutDueToLeaderFail,
+		rpctypes.ErrTimeoutDueToConnectionLost, rpctypes.ErrTimeout, rpctypes.ErrStopped, rpctypes.ErrNotCapable} {
+		if errors.Is(err, known) {
+			return true
+		}
+	}
+	var ee rpctypes.EtcdError
+	if errors.As(err, &ee) {
+		return ee.Code() == codes.Unavailable
+	}
+	return status.Code(err) == codes.Unavailable
+}
+
+// retry runs op until it returns a non-retriable result or the budget is
+// spent; it reports whether any attempt before the last was ambiguous.
+func (r *RetryingKV) retry(ctx context.Context, what, key string, op func() error) (ambiguous bool, first, last error) {
+	clk := r.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	budget := r.Budget
+	if budget == 0 {
+		budget = DefaultRetryBudget
+	}
+	deadline := clk.Now().Add(budget)
+	backoff := 50 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		err := op()
+		if attempt == 0 {
+			first = err
+		}
+		if !Retriable(err) || ctx.Err() != nil || !clk.Now().Before(deadline) {
+			return attempt > 0, first, err
+		}
+		klog.V(2).InfoS("Retrying etcd write after a member or leader failure", "op", what, "key", key, "attempt", attempt+1, "err", err)
+		select {
+		case <-ctx.Done():
+			return true, first, err
+		case <-clk.After(backoff):
+		}
+		if backoff < time.Second {
+			backoff *= 2
+		}
+	}
+}
+
+// OptimisticPut retries a compare-and-put that failed for want of a member
+// or leader. A retry whose compare fails is resolved from the key: when
+// its value and lease are exactly what this put wrote, and its mod
+// revision is past the expected one, the first attempt was applied and
+// the put succeeded at that mod revision.
+func (r *RetryingKV) OptimisticPut(ctx context.Context, key string, value []byte, expectedRevision int64, opts kubernetes.PutOptions) (kubernetes.PutResponse, error) {
+	var resp kubernetes.PutResponse
+	ambiguous, first, err := r.retry(ctx, "put", key, func() error {
+		var err error
+		resp, err = r.Interface.OptimisticPut(ctx, key, value, expectedRevision, opts)
+		return err
+	})
+	if err != nil || resp.Succeeded || !ambiguous {
+		return resp, err
+	}
+	kv, err := r.current(ctx, key)
+	if err != nil {
+		return resp, fmt.Errorf("%w (and reading %s to resolve it: %v)", first, key, err)
+	}
+	if kv != nil && kv.ModRevision > expectedRevision && bytes.Equal(kv.Value, value) && kv.Lease == int64(opts.LeaseID) {
+		klog.V(2).InfoS("An etcd write that failed ambiguously had been applied", "key", key, "revision", kv.ModRevision)
+		return kubernetes.PutResponse{Succeeded: true, Revision: kv.ModRevision}, nil
+	}
+	// Someone else's write came between: whether ours was applied
+	// before it cannot be told, so the caller gets the original error.
+	return resp, first
+}
+
+// OptimisticDelete retries like OptimisticPut. A retry whose compare
+// fails is resolved from the key's history: when the key is gone and the
+// first change after expectedRevision deleted exactly that revision, the
+// delete was applied at the revision of that event. If the history has
+// been compacted, the original error is returned.
+func (r *RetryingKV) OptimisticDelete(ctx context.Context, key string, expectedRevision int64, opts kubernetes.DeleteOptions) (kubernetes.DeleteResponse, error) {
+	var resp kubernetes.DeleteResponse
+	ambiguous, first, err := r.retry(ctx, "delete", key, func() error {
+		var err error
+		resp, err = r.Interface.OptimisticDelete(ctx, key, expectedRevision, opts)
+		return err
+	})
+	if err != nil || resp.Succeeded || !ambiguous {
+		return resp, err
+	}
+	kv, err := r.current(ctx, key)
+	if err != nil {
+		return resp, fmt.Errorf("%w (and reading %s to resolve it: %v)", first, key, err)
+	}
+	if kv == nil {
+		rev, ok, err := r.deletedAt(ctx, key, expectedRevision)
+		if err != nil {
+			return resp, fmt.Errorf("%w (and reading the history of %s to resolve it: %v)", first, key, err)
+		}
+		if ok {
+			klog.V(2).InfoS("An etcd delete that failed ambiguously had been applied", "key", key, "revision", rev)
+			return kubernetes.DeleteResponse{Succeeded: true, Revision: rev}, nil
+		}
+	}
+	return resp, first
+}
+
+// current reads key (linearizably, retrying as writes do).
+func (r *RetryingKV) current(ctx context.Context, key string) (*mvccpb.KeyValue, error) {
+	var got *clientv3.GetResponse
+	_, _, err := r.retry(ctx, "get", key, func() error {
+		var err error
+		got, err = r.KV.Get(ctx, key)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(got.Kvs) == 0 {
+		return nil, nil
+	}
+	return got.Kvs[0], nil
+}
+
+// deletedAt reports whether the first change to key after rev deleted the
+// value it had at rev, and at which revision.
+func (r *RetryingKV) deletedAt(ctx context.Context, key string, rev int64) (int64, bool, error) {
+	if r.Watcher == nil {
+		return 0, false, errors.New("no watcher to read the history")
+	}
+	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	defer cancel()
+	for wr := range r.Watcher.Watch(wctx, key, clientv3.WithRev(rev+1), clientv3.WithPrevKV()) {
+		if err := wr.Err(); err != nil {
+			return 0, false, err
+		}
+		for _, ev := range wr.Events {
+			ok := ev.Type == clientv3.EventTypeDelete && ev.PrevKv != nil && ev.PrevKv.ModRevision == rev
+			return ev.Kv.ModRevision, ok, nil
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, false, err
+	}
+	return 0, false, errors.New("watch closed")
+}
