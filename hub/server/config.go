@@ -221,7 +221,9 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	if err := o.Etcd.ApplyTo(&gc.Config); err != nil {
 		return nil, fmt.Errorf("applying etcd options: %w", err)
 	}
-	gc.RESTOptionsGetter = wstorage.RESTOptionsGetter{Delegate: gc.RESTOptionsGetter}
+	// RetryWrites: losing one etcd member or its leader must cost clients
+	// no error (hub/storage raw.go, hub/etcd retry.go).
+	gc.RESTOptionsGetter = wstorage.RESTOptionsGetter{Delegate: gc.RESTOptionsGetter, RetryWrites: true}
 
 	if extra.AdminToken, err = bootstrap.LoadOrCreateToken(filepath.Join(o.DataDir, "admin-token")); err != nil {
 		return nil, err
@@ -353,8 +355,9 @@ func (o *Options) apiextensionsConfig(gc *genericapiserver.RecommendedConfig) (*
 		return nil, fmt.Errorf("applying etcd options to apiextensions: %w", err)
 	}
 	generic.RESTOptionsGetter = wstorage.RESTOptionsGetter{
-		Delegate: generic.RESTOptionsGetter,
-		Global:   globalResources(),
+		Delegate:    generic.RESTOptionsGetter,
+		Global:      globalResources(),
+		RetryWrites: true,
 	}
 	rc := serverstorage.NewResourceConfig()
 	rc.EnableVersions(apiextensionsv1.SchemeGroupVersion)
@@ -363,7 +366,7 @@ func (o *Options) apiextensionsConfig(gc *genericapiserver.RecommendedConfig) (*
 	return &apiextensionsapiserver.Config{
 		GenericConfig: &generic,
 		ExtraConfig: apiextensionsapiserver.ExtraConfig{
-			CRDRESTOptionsGetter: wstorage.RESTOptionsGetter{Delegate: crdGetter},
+			CRDRESTOptionsGetter: wstorage.RESTOptionsGetter{Delegate: crdGetter, RetryWrites: true},
 			MasterCount:          1,
 		},
 	}, nil

@@ -55,13 +55,12 @@ func checkLoad(t *testing.T, b *bed, ld *load, h *hubProc, ws []string) verifyRe
 }
 
 // etcdMemberLoss kills a follower, then the leader, under write load.
-// Every acknowledged write must be found. The writes in flight on the
-// lost member fail: a follower's TCP connection resets under them, a
-// leader's proposals time out in etcd ("request timed out, possibly due
-// to previous leader failure"); etcd's client retries neither (the write
-// may have been applied), and kube-apiserver answers both with a 500, as
-// the hub does. Those are counted and printed, and must be no more than
-// the writes that can have been in flight.
+// Every acknowledged write must be found, and no client may see an error:
+// the writes in flight on the lost member (a follower's TCP connection
+// resets under them, a leader's proposals time out in etcd) are retried by
+// the hub on another member, and an attempt that may have been applied is
+// resolved from the key (hub/etcd retry.go), which etcd's client alone
+// does not do.
 func etcdMemberLoss(t *testing.T, b *bed, ws []string) {
 	for _, leader := range []bool{false, true} {
 		writers := 6
@@ -81,19 +80,10 @@ func etcdMemberLoss(t *testing.T, b *bed, ws []string) {
 		b.etcd.waitHealthy(t, victim, 2*time.Minute)
 		settle(3 * time.Second)
 		checkLoad(t, b, ld, b.hubs[0], ws)
-		// A follower's loss fails the writes in flight on it; a leader's
-		// also those begun during the election, a second or two here.
-		bound := writers
-		if leader {
-			bound = 4 * writers
-		}
-		if n := ld.l.errorCount(); n > bound {
-			t.Errorf("%d client errors losing the %s, more than the %d writes that can have been in flight: %v", n, role, bound, ld.l.errLog)
-		}
-		for _, r := range ld.l.errorRows() {
-			if !strings.HasPrefix(r[0], "create: http 500") {
-				t.Errorf("error %q losing an etcd member: only writes in flight may fail: %v", r[0], ld.l.errLog)
-			}
+		n := ld.l.errorCount()
+		record(t, "client errors losing the etcd "+role, n)
+		if n > 0 {
+			t.Errorf("%d client errors losing the etcd %s, want 0: %v", n, role, ld.l.errLog)
 		}
 	}
 }
