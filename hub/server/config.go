@@ -221,6 +221,9 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	if err := o.Etcd.ApplyTo(&gc.Config); err != nil {
 		return nil, fmt.Errorf("applying etcd options: %w", err)
 	}
+	// One etcd member down or a short leader election must not take the
+	// replica out of its load balancer (etcdready.go).
+	tolerateEtcdBlips(gc.Config.ReadyzChecks, clock.RealClock{})
 	// RetryWrites: losing one etcd member or its leader must cost clients
 	// no error (hub/storage raw.go, hub/etcd retry.go).
 	gc.RESTOptionsGetter = wstorage.RESTOptionsGetter{Delegate: gc.RESTOptionsGetter, RetryWrites: true}
