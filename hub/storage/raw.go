@@ -3,6 +3,8 @@ package storage
 import (
 	"fmt"
 	"reflect"
+	goruntime "runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	genericfeatures "k8s.io/apiserver/pkg/features"
 	"k8s.io/apiserver/pkg/registry/generic"
-	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/storage"
 	cacherstorage "k8s.io/apiserver/pkg/storage/cacher"
 	"k8s.io/apiserver/pkg/storage/etcd3"
@@ -50,14 +51,20 @@ func retryingDecorator(inner generic.StorageDecorator, clk clock.Clock) generic.
 	if inner == nil {
 		return nil
 	}
+	// The watch cache's decorator is a closure, which the compiler may
+	// copy where it is inlined: it is told by its name.
 	p := reflect.ValueOf(inner).Pointer()
-	switch p {
-	case reflect.ValueOf(generic.UndecoratedStorage).Pointer():
+	name := ""
+	if f := goruntime.FuncForPC(p); f != nil {
+		name = f.Name()
+	}
+	switch {
+	case p == reflect.ValueOf(generic.UndecoratedStorage).Pointer():
 		return func(config *storagebackend.ConfigForResource, resourcePrefix string, _ func(obj runtime.Object) (string, error),
 			newFunc, newListFunc func() runtime.Object, _ storage.AttrFunc, _ storage.IndexerFuncs, _ *cache.Indexers) (storage.Interface, factory.DestroyFunc, error) {
 			return newRetryingStore(*config, newFunc, newListFunc, resourcePrefix, clk)
 		}
-	case reflect.ValueOf(genericregistry.StorageWithCacher()).Pointer():
+	case strings.Contains(name, ".StorageWithCacher.func"):
 		return func(config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(obj runtime.Object) (string, error),
 			newFunc, newListFunc func() runtime.Object, getAttrs storage.AttrFunc, triggers storage.IndexerFuncs, indexers *cache.Indexers) (storage.Interface, factory.DestroyFunc, error) {
 			s, destroy, err := newRetryingStore(*config, newFunc, newListFunc, resourcePrefix, clk)
