@@ -25,4 +25,3 @@ func TestRetryingDecoratorReplacesUpstream(t *testing.T) {
 		t.Error("unknown decorator replaced")
 	}
 }
-
