@@ -80,12 +80,16 @@ func (r *RetryingKV) retry(ctx context.Context, what, key string, op func() erro
 	if budget == 0 {
 		budget = DefaultRetryBudget
 	}
-	deadline := clk.Now().Add(budget)
+	// The budget runs from the first failure: a proposal cut off by a
+	// leader's death fails only after etcd's own request timeout (about
+	// 7 s), and must still get its retries.
+	var deadline time.Time
 	backoff := 50 * time.Millisecond
 	for attempt := 0; ; attempt++ {
 		err := op()
 		if attempt == 0 {
 			first = err
+			deadline = clk.Now().Add(budget)
 		}
 		if !Retriable(err) || ctx.Err() != nil || !clk.Now().Before(deadline) {
 			return attempt > 0, first, err
