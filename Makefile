@@ -93,13 +93,13 @@ bench: build
 	WHARF_BENCH_TENANTFILTER=1 $(GO) test -count=1 -run='^$$' -bench='^BenchmarkTenantFilter$$' -benchtime=1x -timeout=30m ./test/bench/tenantfilter
 	$(MAKE) --no-print-directory bench-providers
 
-# soak runs test/ha's fault cases with a 5-minute mixed-load soak at the
-# end (make test runs the same with a 30 s soak). haproxy comes from
+# soak runs test/ha's fault cases and, on a bed of its own beside them, a
+# 5-minute mixed-load soak (make test runs the same with a 30 s soak). haproxy comes from
 # Debian, installed once if missing (as root).
 soak: build kube-tools-for-test
 	@command -v haproxy >/dev/null 2>&1 || test -x /usr/sbin/haproxy || \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy; }
-	WHARF_SOAK=5m $(GO) test -count=1 -timeout=30m -v -run 'TestHA$$|TestEmbeddedCrash' ./test/ha/
+	WHARF_SOAK=5m $(GO) test -count=1 -timeout=30m -v -run 'TestHA$$|TestSoak$$|TestEmbeddedCrash' ./test/ha/
 
 # bench-providers compares the hub's backend proxy with nginx and with no
 # proxy; nginx comes from Debian, installed once if missing (as root).

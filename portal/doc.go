@@ -36,11 +36,25 @@
 //     (GET, watches) are not confined: any same-origin script can read
 //     what the user can read, and the portal cannot change that.
 //
+// A second portal window is no way around that: every shell document is
+// served with Cross-Origin-Opener-Policy: noopener-allow-popups, so a
+// provider script that window.open()s one gets a closed handle and cannot
+// read its DOM (or patch its globals) before its shell removes the token
+// (portal:27 of test/e2e/portal/attack_test.go). Nor is a websocket:
+// cookie-authenticated upgrades need the token too (hub/login.WithCSRF),
+// which a browser's WebSocket cannot send. Nor is a service worker: the
+// CSP has worker-src 'none' and the portal refuses every request marked
+// Service-Worker, so a provider cannot leave a worker behind that
+// outlives its session and answers the portal's navigations (portal:26).
+// And api.fetch's "API groups the provider owns" follow the hub's rule
+// (hub/enablement.ProviderOfGroup): a manifest claiming a group another,
+// older provider owns gets no token for it (portal:32).
+//
 // Residual risks, accepted and documented: a hostile provider script can
-// read whatever the user may read; it can open a second portal window
-// (a popup blocker needs a user gesture for that) and read that window's
-// DOM before its shell removes the token; and it can draw a convincing
-// fake of the portal's chrome inside its panel. Browsers without Fetch
+// read whatever the user may read; a browser that ignores
+// noopener-allow-popups (Chromium before about 2025) still lets it read a
+// popup of the shell before the shell removes the token; and it can draw
+// a convincing fake of the portal's chrome inside its panel. Browsers without Fetch
 // Metadata (older than about 2023) get no token at all: the portal then
 // reads but refuses to change anything, and says so.
 //

@@ -25,7 +25,7 @@ const AssetPrefix = "/ui/shell/"
 // CSP is the shell page's Content-Security-Policy (see doc.go).
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; " +
 	"connect-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'self'; frame-src 'none'; " +
-	"object-src 'none'; frame-ancestors 'none'"
+	"object-src 'none'; worker-src 'none'; frame-ancestors 'none'"
 
 // Options configure the portal.
 type Options struct {
@@ -128,6 +128,14 @@ func (p *Portal) Shell() http.Handler {
 			return
 		}
 		h := w.Header()
+		// The shell document carries the CSRF token until its first
+		// module has run. A provider script is same-origin: with a
+		// window.open() handle on a second shell it could read that
+		// window's DOM (or patch its globals) before the shell removes
+		// the token. noopener-allow-popups puts every shell document in
+		// its own browsing context group, so no other page of this
+		// origin keeps a handle on it (the opener gets a closed window).
+		h.Set("Cross-Origin-Opener-Policy", "noopener-allow-popups")
 		h.Set("Vary", "Cookie, Sec-Fetch-Mode, Sec-Fetch-Dest")
 		token := ""
 		if p.csrf != nil {
@@ -186,7 +194,19 @@ func (p *Portal) serveAsset(w http.ResponseWriter, r *http.Request) {
 func (p *Portal) WithPortal(next http.Handler, providerUIPrefix string) http.Handler {
 	shell := p.Shell()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch pth := r.URL.Path; {
+		pth := r.URL.Path
+		if r.Header.Get("Service-Worker") != "" && (pth == "/" || pth == "/ui" || strings.HasPrefix(pth, "/ui/")) {
+			// A provider's script could register a service worker from
+			// its own UI files: it would outlive the session and the
+			// provider's enablement and answer the portal's navigations
+			// under its path (a fake sign-in form in the hub's origin).
+			// The CSP (worker-src 'none') forbids it in the shell; this
+			// refuses the worker's script wherever it is asked for.
+			securityHeaders(w.Header())
+			writeStatus(w, http.StatusForbidden, "Forbidden", "the portal serves no service worker scripts")
+			return
+		}
+		switch {
 		case strings.HasPrefix(pth, AssetPrefix):
 			p.serveAsset(w, r)
 		case strings.HasPrefix(pth, providerUIPrefix):

@@ -21,7 +21,7 @@
 //     Lease only after it has seen the same revision, unchanged, for
 //     LeaseDuration on its own clock, counting from its first sighting,
 //     which comes after that revision's write began. So the old holder has
-//     LeaseDuration − RenewDeadline (1 s by default) to be gone before a
+//     LeaseDuration − RenewDeadline (0.75 s by default) to be gone before a
 //     new one may start. The take-over is an update on the revision read,
 //     so two candidates cannot both win. Like any lease this assumes
 //     clocks run at similar rates (not that they agree); there is no
@@ -32,7 +32,9 @@
 //   - A killed holder is replaced after at most LeaseDuration + PollPeriod
 //     (4 s + 0.5 s by default) plus the plugin's start; on average about
 //     LeaseDuration − RetryPeriod/2 + PollPeriod. The holder writes the
-//     Lease every RetryPeriod (1.5 s): 40 writes a minute per single
+//     Lease every RetryPeriod (1 s): 60 writes a minute per single
 //     provider, where client-go's election with the same failover would
-//     need 120. Every other replica reads it every PollPeriod.
+//     need 120. A renewal may take up to RenewDeadline − RetryPeriod
+//     (2.25 s) before the holder stops: with 1.5 s, renewals on a loaded
+//     machine missed it and a lone replica restarted its plugin. Every other replica reads it every PollPeriod.
 package leases

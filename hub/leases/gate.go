@@ -33,10 +33,10 @@ type Timings struct {
 }
 
 // DefaultTimings fail a killed holder over in at most LeaseDuration +
-// PollPeriod (4.5 s) plus the plugin's start, at 40 Lease writes a
+// PollPeriod (4.5 s) plus the plugin's start, at 60 Lease writes a
 // minute per single provider.
 func DefaultTimings() Timings {
-	return Timings{LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 1500 * time.Millisecond, PollPeriod: 500 * time.Millisecond}
+	return Timings{LeaseDuration: 4 * time.Second, RenewDeadline: 3250 * time.Millisecond, RetryPeriod: time.Second, PollPeriod: 500 * time.Millisecond}
 }
 
 // Validate reports timings that break the fencing argument of the package

@@ -104,9 +104,10 @@ func (g *Gate) hold(ctx context.Context, name string, l *coordinationv1.Lease, w
 			next.Spec.RenewTime = &rt
 			// Bounded by the fence: a renewal hanging in a slow API must not
 			// keep this loop from stopping the provider at validUntil (the
-			// fence is only seen between renewals), and a hung attempt is
-			// retried rather than waited for.
-			rctx, cancel := context.WithTimeout(ctx, min(t.RetryPeriod, validUntil.Sub(start)))
+			// fence is only seen between renewals). One attempt may use the
+			// whole time left: on a loaded machine a write can take seconds,
+			// and giving up on it early only loses the lease sooner.
+			rctx, cancel := context.WithTimeout(ctx, validUntil.Sub(start))
 			got, err := g.leases().Update(rctx, next, metav1.UpdateOptions{})
 			cancel()
 			switch {

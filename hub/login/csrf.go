@@ -25,7 +25,7 @@ func safeMethod(m string) bool {
 // token in X-Wharf-CSRF. Bearer requests (any Authorization header) are
 // not cookie requests and pass unchanged; so do requests with no or an
 // invalid cookie, which authentication refuses later anyway. A
-// cookie-authenticated protocol upgrade (websocket) needs the same Origin.
+// cookie-authenticated protocol upgrade (websocket) needs both as well.
 //
 // Two independent checks because each has gaps alone: Origin is missing
 // from some same-origin requests and can be stripped by privacy proxies
@@ -47,10 +47,15 @@ func WithCSRF(delegate http.Handler, a *SessionAuthenticator, externalURL string
 			return
 		}
 		// A protocol upgrade (websocket) is a GET that opens a two-way
-		// channel: cross-site websocket hijacking is CSRF with a reply.
-		// Browsers always send Origin on it but cannot add headers, so
-		// it needs the same origin only.
-		tokenOK := upgrade && safeMethod(r.Method) || tokenMatches(r.Header.Get(CSRFHeader), s.CSRF)
+		// channel (exec, attach, port-forward, the edges' ssh pipe): a
+		// write, so it needs the token like any other. Same origin alone
+		// is not enough: provider scripts run in this origin (see
+		// portal/doc.go) and a browser's WebSocket always sends the
+		// cookie, so a hostile provider could otherwise exec into the
+		// user's pods. Browsers cannot add the header to a WebSocket, so
+		// in effect cookie-authenticated upgrades are refused; the shell
+		// opens none, and kubectl and wharf send bearer tokens.
+		tokenOK := tokenMatches(r.Header.Get(CSRFHeader), s.CSRF)
 		if !sameOrigin(r, origin) || !tokenOK {
 			klog.FromContext(r.Context()).V(2).Info("CSRF check failed", "method", r.Method, "path", r.URL.Path, "session", shortID(s.ID))
 			writeStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden,

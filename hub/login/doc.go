@@ -83,8 +83,11 @@
 //   - CSRF on the API and the provider proxies: cookie-authenticated
 //     state-changing requests need a same-origin Origin (or Referer) AND
 //     the X-Wharf-CSRF header equal to the session's CSRF token (see
-//     [WithCSRF]). Cookie-authenticated websocket upgrades need the same
-//     Origin (cross-site websocket hijacking). A request with any
+//     [WithCSRF]). Cookie-authenticated websocket upgrades need both too:
+//     an upgrade is a write channel (exec, port-forward, the edges' ssh
+//     pipe) and provider scripts share the origin, so same Origin alone
+//     would let one ride the session; browsers cannot add the header to
+//     a WebSocket, so in effect only bearer upgrades pass. A request with any
 //     Authorization header is a bearer request: the cookie is ignored
 //     entirely, so a bad bearer token cannot fall back to the cookie and
 //     dodge the CSRF check.

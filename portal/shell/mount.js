@@ -89,9 +89,17 @@ export function renderProvider(main, ctx, signal) {
   }).then(() => defined).then(() => {
     clearTimeout(timer);
     if (signal.aborted) return;
+    // The groups this provider owns, by the hub's rule
+    // (hub/enablement.ProviderOfGroup): of the entries claiming a group,
+    // the oldest (then the first by name) owns it. A manifest claiming
+    // another provider's group must not get the CSRF header for it.
     const groups = () => {
+      const claims = (x) => ((x && x.spec && x.spec.apis) || []).map((a) => a.group).filter(Boolean);
       const e = ctx.catalog.find((x) => x.metadata.name === name);
-      return [...new Set(((e && e.spec && e.spec.apis) || []).map((a) => a.group).filter(Boolean))];
+      if (!e) return [];
+      const born = (x) => Date.parse(x.metadata.creationTimestamp || "") || 0;
+      const before = (o) => born(o) < born(e) || (born(o) === born(e) && o.metadata.name < e.metadata.name);
+      return [...new Set(claims(e).filter((g) => !ctx.catalog.some((o) => o !== e && before(o) && claims(o).includes(g))))];
     };
     const el = document.createElement(tag);
     el.context = contextFor();

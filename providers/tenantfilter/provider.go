@@ -139,7 +139,12 @@ func (p *Provider) serveCluster(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, apierrors.NewUnauthorized("Unauthorized"))
 		return
 	}
-	caller := core.Caller{User: id.User, Groups: slices.Clone(id.Groups)}
+	caller, ok := downstreamCaller(id)
+	if !ok {
+		writeStatus(w, apierrors.NewForbidden(schema.GroupResource{}, "",
+			fmt.Errorf("hub identity %q is not forwarded to downstream clusters", id.User)))
+		return
+	}
 	if !slices.Contains(caller.Groups, user.AllAuthenticated) {
 		caller.Groups = append(caller.Groups, user.AllAuthenticated)
 	}
@@ -150,6 +155,26 @@ func (p *Provider) serveCluster(w http.ResponseWriter, r *http.Request) {
 	r2.URL.RawPath = ""
 	r2.RequestURI = ""
 	p.metrics.Middleware(c).ServeHTTP(w, r2)
+}
+
+// downstreamCaller maps a hub identity to the downstream caller. Names in
+// the reserved "system:" space mean something else in each cluster: a hub
+// service account (system:serviceaccount:<ns>:<name>, which anyone may
+// mint in their own workspace) would become the downstream's service
+// account of that name, and the hub's system:masters or
+// system:serviceaccounts:<ns> groups the downstream's. Such users are
+// refused and such groups dropped (system:authenticated is added back).
+func downstreamCaller(id sdk.Identity) (core.Caller, bool) {
+	if strings.HasPrefix(id.User, "system:") {
+		return core.Caller{}, false
+	}
+	c := core.Caller{User: id.User}
+	for _, g := range id.Groups {
+		if !strings.HasPrefix(g, "system:") {
+			c.Groups = append(c.Groups, g)
+		}
+	}
+	return c, true
 }
 
 // writeStatus answers with a Kubernetes Status.

@@ -60,3 +60,25 @@ func TestBadConfigFailsStart(t *testing.T) {
 		t.Fatal("a missing kubeconfig must fail the start")
 	}
 }
+
+// TestDownstreamCaller: hub identities in the reserved system: space are
+// the hub's, not the downstream's (attack review tf:39, tf:44).
+func TestDownstreamCaller(t *testing.T) {
+	for _, tc := range []struct {
+		user   string
+		groups []string
+		ok     bool
+		want   []string
+	}{
+		{"alice", []string{"projectcapsule.dev", "system:authenticated"}, true, []string{"projectcapsule.dev"}},
+		{"wharf-admin", []string{"system:masters", "system:authenticated"}, true, nil},
+		{"system:serviceaccount:sa-home:robot", []string{"system:serviceaccounts", "system:serviceaccounts:sa-home"}, false, nil},
+		{"system:kube-controller-manager", nil, false, nil},
+		{"bob", []string{"system:serviceaccounts:kube-system", "system:cluster:abc", "team"}, true, []string{"team"}},
+	} {
+		c, ok := downstreamCaller(sdk.Identity{User: tc.user, Groups: tc.groups})
+		if ok != tc.ok || ok && (c.User != tc.user || strings.Join(c.Groups, ",") != strings.Join(tc.want, ",")) {
+			t.Errorf("%s %v: %v %+v, want %v %v", tc.user, tc.groups, ok, c, tc.ok, tc.want)
+		}
+	}
+}

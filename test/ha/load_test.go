@@ -61,10 +61,12 @@ func (b *bed) configMaps(t *testing.T, base string) func(ws string) corev1client
 
 // load is the running load generator.
 type load struct {
-	l        *ledger
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
-	watchers []*watcher
+	l          *ledger
+	cancel     context.CancelFunc // stops everything
+	stopWrites context.CancelFunc // stops the writers only
+	wg         sync.WaitGroup     // the watchers
+	writers    sync.WaitGroup
+	watchers   []*watcher
 }
 
 type loadSpec struct {
@@ -82,7 +84,8 @@ var loads atomic.Int32
 func (b *bed) startLoad(t *testing.T, base string, s loadSpec) *load {
 	s.prefix = fmt.Sprintf("l%d", loads.Add(1))
 	ctx, cancel := context.WithCancel(t.Context())
-	ld := &load{l: newLedger(), cancel: cancel}
+	wctx, wcancel := context.WithCancel(ctx)
+	ld := &load{l: newLedger(), cancel: cancel, stopWrites: wcancel}
 	for _, ws := range s.watched {
 		w := &watcher{ws: ws, cms: b.configMaps(t, base)(ws), seen: map[string]bool{}}
 		ld.watchers = append(ld.watchers, w)
@@ -90,13 +93,18 @@ func (b *bed) startLoad(t *testing.T, base string, s loadSpec) *load {
 	}
 	for i := range s.writers {
 		cms := b.configMaps(t, base)
-		ld.wg.Go(func() { writer(ctx, i, cms, s, ld.l) })
+		ld.writers.Go(func() { writer(wctx, i, cms, s, ld.l) })
 	}
 	t.Cleanup(ld.stop)
 	return ld
 }
 
-func (ld *load) stop() { ld.cancel(); ld.wg.Wait() }
+func (ld *load) stop() { ld.stopWriters(); ld.cancel(); ld.wg.Wait() }
+
+// stopWriters stops the writers and waits for them, leaving the watchers
+// running, so a test can wait for them to see the last acknowledged
+// writes (stopping them too would leave those unseen for good).
+func (ld *load) stopWriters() { ld.stopWrites(); ld.writers.Wait() }
 
 // writer creates ConfigMaps round-robin over the workspaces; in mixed
 // mode it also updates, reads and deletes its earlier ones.
@@ -118,11 +126,12 @@ func writer(ctx context.Context, id int, cms func(string) corev1client.ConfigMap
 		}
 		if s.mixed && len(mine) > 2 {
 			// Steady state: past keepLive objects a writer deletes one for
-			// each it creates, so the store (and the hubs' caches) stop
-			// growing and memory can be judged flat.
+			// each it creates, so the store (and the hubs' watch caches)
+			// stop growing and memory can be judged flat. Every fourth
+			// round also updates one; the delete must not be skipped
+			// then, or the store grows by a quarter of the creates.
 			const keepLive = 40
-			switch {
-			case seq%4 == 1:
+			if seq%4 == 1 {
 				u := mine[len(mine)-2]
 				cur, err := cms(u.ws).Get(ctx, u.name, metav1.GetOptions{})
 				if err == nil {
@@ -138,7 +147,8 @@ func writer(ctx context.Context, id int, cms func(string) corev1client.ConfigMap
 				default:
 					l.fail("update", &u, err)
 				}
-			case len(mine) > keepLive:
+			}
+			if len(mine) > keepLive && ctx.Err() == nil {
 				d := mine[0]
 				mine = mine[1:]
 				err := cms(d.ws).Delete(ctx, d.name, metav1.DeleteOptions{})

@@ -97,6 +97,8 @@ func unavailable(code int, hdr http.Header, body string) (int, bool) {
 // (state Restarting, restarts, lastError, nextRetryTime); the slow
 // provider serves once started; the hung one is timed out and restarted.
 func TestPluginFaults(t *testing.T) {
+	// Its own hub on its own data dir: it runs beside the others.
+	t.Parallel()
 	bins := buildFaultProbe(t, "hang", "crash", "slow")
 	cfgDir := t.TempDir()
 	args := []string{"--provider", "hello=" + snapBin(t, "wharf-provider-hello"), "--provider-start-timeout", "15s"}

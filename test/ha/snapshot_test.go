@@ -12,6 +12,8 @@ import (
 // restored into a new data dir, brings back every workspace and object,
 // as of the moment of the save, on a hub started there.
 func TestSnapshotSaveRestore(t *testing.T) {
+	// Its own hub on its own data dir: it runs beside the others.
+	t.Parallel()
 	base := t.TempDir()
 	dirA, dirB := filepath.Join(base, "a"), filepath.Join(base, "b")
 	a := snapStartHub(t, dirA)

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -14,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apiserver/pkg/endpoints/request"
+
+	"github.com/wharfhub/wharf/providers/tenantfilter/rules"
 )
 
 // metadataNameLabel is set by kube-apiserver on every namespace to its
@@ -31,14 +34,18 @@ var namespacesGR = schema.GroupResource{Resource: "namespaces"}
 type nsView struct {
 	owned map[string]bool // tenants the caller owns
 	extra map[string]bool // namespaces granted otherwise (global rules, reflection)
+	// global is the caller's GlobalProxySettings grant on namespaces; a
+	// named GET also honours entries granting get only.
+	global rules.Grant
 }
 
-func (c *Core) namespaceView(caller Caller) nsView {
+func (c *Core) namespaceView(ctx context.Context, caller Caller) nsView {
 	v := nsView{owned: map[string]bool{}, extra: map[string]bool{}}
 	for _, t := range c.ownedTenants(caller) {
 		v.owned[t] = true
 	}
-	for _, n := range c.globalNamespaces(caller) {
+	v.global = c.globalNamespacesGrant(ctx, caller)
+	for _, n := range c.globalNamespaces(v.global) {
 		v.extra[n] = true
 	}
 	for _, n := range c.reflectedNamespaces(caller) {
@@ -55,6 +62,13 @@ func (v nsView) visible(name string, lbls map[string]string, refs []metav1.Owner
 	}
 	t, ok := tenantOf(lbls, refs)
 	return ok && v.owned[t]
+}
+
+// visibleGet is visible for a named GET: besides what the caller may
+// list, a namespace whose own labels match one complete selector of a
+// global entry granting get (operations [Get]).
+func (v nsView) visibleGet(name string, lbls map[string]string, refs []metav1.OwnerReference) bool {
+	return v.visible(name, lbls, refs) || v.global.Permits("get", rules.Object{Name: name, Labels: lbls})
 }
 
 // names lists the visible namespaces the cache knows, sorted.
@@ -95,6 +109,14 @@ func (c *Core) serveNamespaces(w http.ResponseWriter, r *http.Request, caller Ca
 		c.createNamespace(w, r, caller)
 		return true
 	case "update", "patch", "delete":
+		// Only the namespace object itself: its status and finalize
+		// subresources are the namespace controller's, and with the
+		// provider's credential an owner could finalize a namespace away
+		// while its objects stay in storage (they would reappear in the
+		// next namespace of that name, whoever creates it).
+		if info.Subresource != "" {
+			return false
+		}
 		return c.mutateNamespace(w, r, caller, info)
 	}
 	return false
@@ -129,7 +151,7 @@ func (c *Core) listNamespaces(w http.ResponseWriter, r *http.Request, caller Cal
 		return
 	}
 	q := r.URL.Query()
-	if err := injectNameSelector(q, c.visibleNames(c.namespaceView(caller))); err != nil {
+	if err := injectNameSelector(q, c.visibleNames(c.namespaceView(r.Context(), caller))); err != nil {
 		writeStatus(w, r, err)
 		return
 	}
@@ -163,7 +185,7 @@ func (c *Core) getNamespace(w http.ResponseWriter, r *http.Request, caller Calle
 	}
 	if resp.StatusCode == http.StatusOK {
 		m, ok := objectMeta(body)
-		if !ok || !c.namespaceView(caller).visible(m.Name, m.Labels, m.OwnerReferences) {
+		if !ok || !c.namespaceView(r.Context(), caller).visibleGet(m.Name, m.Labels, m.OwnerReferences) {
 			writeStatus(w, r, apierrors.NewNotFound(namespacesGR, info.Name))
 			return
 		}

@@ -55,7 +55,7 @@ func (c *Core) serveNamespaceListFromCache(w http.ResponseWriter, r *http.Reques
 	logProviderRead(r, caller)
 	list := &corev1.NamespaceList{}
 	list.ResourceVersion = inf.LastSyncResourceVersion()
-	for _, name := range c.visibleNames(c.namespaceView(caller)) {
+	for _, name := range c.visibleNames(c.namespaceView(r.Context(), caller)) {
 		obj, exists, err := inf.GetStore().GetByKey(name)
 		if err != nil || !exists {
 			continue

@@ -199,7 +199,7 @@ func (c *Core) mutateNamespace(w http.ResponseWriter, r *http.Request, caller Ca
 	if m, ok := objectMeta(out); !ok {
 		writeStatus(w, r, apierrors.NewInternalError(errUndecodable))
 		return true
-	} else if t, ok := tenantOf(m.Labels, m.OwnerReferences); !ok || t != tenant {
+	} else if t, ok := tenantOf(m.Labels, m.OwnerReferences); !ok || t != tenant || !onlyTenant(m, tenant) {
 		writeStatus(w, r, forbidden(caller.User, info.Verb, "", "namespaces", "", info.Name))
 		return true
 	}
@@ -207,5 +207,24 @@ func (c *Core) mutateNamespace(w http.ResponseWriter, r *http.Request, caller Ca
 	r2.Body = io.NopCloser(bytes.NewReader(raw))
 	r2.ContentLength = int64(len(raw))
 	c.forwardAsProvider(w, r2, caller)
+	return true
+}
+
+// onlyTenant: nothing on the namespace names another tenant. tenantOf
+// reads the first link it finds, but other readers (Capsule, network
+// policies selecting projectcapsule.dev/tenant) may read another, so an
+// owner must not add a second label or reference naming someone else's
+// tenant to a namespace that stays theirs.
+func onlyTenant(m metav1.ObjectMeta, tenant string) bool {
+	for _, k := range []string{capsulev1beta2.TenantLabel, capsulev1beta2.ProjectTenantLabel} {
+		if v, ok := m.Labels[k]; ok && v != tenant {
+			return false
+		}
+	}
+	for _, r := range m.OwnerReferences {
+		if r.Kind == "Tenant" && r.Name != tenant {
+			return false
+		}
+	}
 	return true
 }

@@ -3,70 +3,50 @@ package core
 import (
 	"context"
 	"sort"
-	"strings"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 
-	capsulev1beta1 "github.com/wharfhub/wharf/providers/tenantfilter/apis/capsule/v1beta1"
-	capsulev1beta2 "github.com/wharfhub/wharf/providers/tenantfilter/apis/capsule/v1beta2"
+	"github.com/wharfhub/wharf/providers/tenantfilter/rules"
 )
 
-// globalNamespaces are the namespaces GlobalProxySettings rules on the
-// core "namespaces" resource select for the caller (feature gate
-// ProxyClusterScoped). Each rule's selector is applied whole to the
-// namespace's labels, which include kubernetes.io/metadata.name, so a rule
-// can name namespaces.
-func (c *Core) globalNamespaces(caller Caller) []string {
+// namespacesResource describes core namespaces to the grants engine when
+// discovery has not (yet) described them; namespaces always have get.
+var namespacesResource = rules.Resource{Version: "v1", Resource: "namespaces", Verbs: []string{"get", "list", "watch"}}
+
+// globalNamespacesGrant is the caller's GlobalProxySettings grant on core
+// namespaces, computed by the grants engine (package rules) so that there
+// is one implementation of subject matching (a ServiceAccount subject only
+// matches a system:serviceaccount: username), apiGroups patterns,
+// operations, the ProxyClusterScoped gate, --require-capsule-user, and the
+// voiding of an object with an invalid entry. A snapshot that cannot be
+// built grants nothing (fail closed).
+func (c *Core) globalNamespacesGrant(ctx context.Context, caller Caller) rules.Grant {
 	if !c.opts.Gate(GateProxyClusterScoped) {
-		return nil
+		return rules.Grant{}
 	}
-	gvr := capsulev1beta1.GlobalProxySettingsGVR
-	if _, ok := c.cache.Resource(gvr.Group, gvr.Version, gvr.Resource); !ok {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	gl, err := c.cache.Lister(ctx, gvr)
+	snap, err := c.grantsSnapshot(ctx)
 	if err != nil {
-		klog.V(1).InfoS("tenant filter: GlobalProxySettings unavailable", "err", err)
-		return nil
+		klog.V(1).InfoS("tenant filter: GlobalProxySettings unavailable for namespaces", "err", err)
+		return rules.Grant{}
 	}
-	objs, err := gl.List(labels.Everything())
-	if err != nil {
-		return nil
+	res := namespacesResource
+	if ri, ok := c.cache.Resource("", "v1", "namespaces"); ok {
+		res = resourceRules(ri)
 	}
-	var sels []labels.Selector
-	for _, o := range objs {
-		u, ok := o.(*unstructured.Unstructured)
-		if !ok {
-			continue
-		}
-		var gps capsulev1beta1.GlobalProxySettings
-		if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &gps) != nil {
-			continue
-		}
-		for _, rule := range gps.Spec.Rules {
-			if !subjectsMatch(rule.Subjects, caller) {
-				continue
-			}
-			for _, cr := range rule.ClusterResources {
-				if !selectsNamespaces(cr) || cr.Selector == nil {
-					continue
-				}
-				sel, err := metav1.LabelSelectorAsSelector(cr.Selector)
-				if err != nil {
-					continue
-				}
-				sels = append(sels, sel)
-			}
-		}
-	}
-	if len(sels) == 0 {
+	return snap.Evaluate(c.grantsConfig(), c.grantsIdentity(caller), res)
+}
+
+// globalNamespaces are the cached namespaces the grant lets the caller
+// list: each namespace's labels (which include kubernetes.io/metadata.name,
+// so a rule can name namespaces) must match ONE complete selector of an
+// entry granting list. Matching per namespace is exact, so the selectors of
+// several entries need not be combined into one: the list is injected as
+// names, never as the rules' selectors.
+func (c *Core) globalNamespaces(g rules.Grant) []string {
+	if !g.Allows("list") {
 		return nil
 	}
 	inf, ok := c.kc.started(namespacesGVR)
@@ -79,74 +59,10 @@ func (c *Core) globalNamespaces(caller Caller) []string {
 		if err != nil {
 			continue
 		}
-		for _, s := range sels {
-			if s.Matches(labels.Set(m.GetLabels())) {
-				out = append(out, m.GetName())
-				break
-			}
+		if g.Permits("list", rules.Object{Name: m.GetName(), Labels: m.GetLabels()}) {
+			out = append(out, m.GetName())
 		}
 	}
 	sort.Strings(out)
 	return out
-}
-
-func subjectsMatch(subjects []capsulev1beta1.GlobalSubject, caller Caller) bool {
-	for _, s := range subjects {
-		switch s.Kind {
-		case capsulev1beta2.UserOwner, capsulev1beta2.ServiceAccountOwner:
-			if s.Name == caller.User {
-				return true
-			}
-		case capsulev1beta2.GroupOwner:
-			if contains(caller.Groups, s.Name) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// selectsNamespaces: the rule's apiGroups cover the core group (v1) and its
-// resources cover "namespaces". The operations do not matter for a list:
-// List and Get both allow it... except Get alone, which never lists.
-func selectsNamespaces(cr capsulev1beta1.ClusterResource) bool {
-	if len(cr.Operations) == 1 && cr.Operations[0] == capsulev1beta1.ClusterResourceOperationGet {
-		return false
-	}
-	group := false
-	for _, p := range cr.APIGroups {
-		if gp, vp, ok := strings.Cut(p, "/"); ok {
-			group = group || (globMatch(gp, "") && globMatch(vp, "v1"))
-		} else {
-			group = group || globMatch(p, "")
-		}
-	}
-	res := false
-	for _, r := range cr.Resources {
-		res = res || r == "*" || r == "namespaces"
-	}
-	return group && res
-}
-
-// globMatch matches s against a pattern whose only wildcard is "*".
-func globMatch(pattern, s string) bool {
-	parts := strings.Split(pattern, "*")
-	if len(parts) == 1 {
-		return pattern == s
-	}
-	if !strings.HasPrefix(s, parts[0]) {
-		return false
-	}
-	s = s[len(parts[0]):]
-	for i, p := range parts[1:] {
-		if i == len(parts)-2 {
-			return strings.HasSuffix(s, p)
-		}
-		idx := strings.Index(s, p)
-		if idx < 0 {
-			return false
-		}
-		s = s[idx+len(p):]
-	}
-	return true
 }

@@ -186,6 +186,13 @@ func TestNamespaceCore(t *testing.T) {
 		defer removeOwner(t, e, "solar", "alice") // idempotent; keeps later subtests meaningful on failure
 		expectEvents(t, w, watch.Added, "", "solar-a", "solar-b")
 		removeOwner(t, e, "solar", "alice")
+		// Later subtests need alice to own wind alone again.
+		eventually(t, time.Minute, func() error {
+			if code, _ := f.do(t, "alice", "GET", "/api/v1/namespaces/solar-a", "", nil); code != http.StatusNotFound {
+				return fmt.Errorf("alice still sees solar-a: %d", code)
+			}
+			return nil
+		})
 		expectEvents(t, w, watch.Deleted, "", "solar-a", "solar-b")
 	})
 
@@ -239,6 +246,14 @@ func TestNamespaceCore(t *testing.T) {
 		// An owner of several tenants must say which.
 		addOwner(t, e, "solar", "alice")
 		defer removeOwner(t, e, "solar", "alice")
+		// The filter learns the new owner through its Tenant informer:
+		// wait until alice sees solar's namespace before asking.
+		eventually(t, time.Minute, func() error {
+			if code, body := f.do(t, "alice", "GET", "/api/v1/namespaces/solar-a", "", nil); code != http.StatusOK {
+				return fmt.Errorf("alice get solar-a: %d %s", code, body)
+			}
+			return nil
+		})
 		code, body := f.do(t, "alice", "POST", "/api/v1/namespaces", `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"which-one"}}`, nil)
 		if code != http.StatusBadRequest {
 			t.Fatalf("alice with two tenants, no label: %d %s", code, body)

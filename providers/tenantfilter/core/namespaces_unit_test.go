@@ -11,8 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/endpoints/request"
-
-	capsulev1beta1 "github.com/wharfhub/wharf/providers/tenantfilter/apis/capsule/v1beta1"
 )
 
 func TestInjectNameSelector(t *testing.T) {
@@ -152,36 +150,5 @@ func TestFilterListBody(t *testing.T) {
 	empty := `{"kind":"PodList","apiVersion":"v1","metadata":{},"items":null}`
 	if out, err = filterListBody([]byte(empty), keep); err != nil || !strings.Contains(string(out), `"items":[]`) {
 		t.Fatalf("empty: %s %v", out, err)
-	}
-}
-
-func TestGlobMatchAndNamespaceRules(t *testing.T) {
-	for _, c := range []struct {
-		p, s string
-		want bool
-	}{{"*", "", true}, {"", "", true}, {"", "apps", false}, {"a*s", "apps", true}, {"a*s", "apis.x", false}, {"*.k8s.io", "metrics.k8s.io", true}, {"v1", "v1beta1", false}} {
-		if got := globMatch(c.p, c.s); got != c.want {
-			t.Errorf("globMatch(%q,%q) = %v", c.p, c.s, got)
-		}
-	}
-	cr := func(groups, res []string, ops ...capsulev1beta1.ClusterResourceOperation) capsulev1beta1.ClusterResource {
-		return capsulev1beta1.ClusterResource{APIGroups: groups, Resources: res, Operations: ops}
-	}
-	for _, c := range []struct {
-		name string
-		cr   capsulev1beta1.ClusterResource
-		want bool
-	}{
-		{"core namespaces", cr([]string{""}, []string{"namespaces"}), true},
-		{"all groups, all resources", cr([]string{"*"}, []string{"*"}), true},
-		{"*/v1", cr([]string{"*/v1"}, []string{"namespaces"}), true},
-		{"apps only", cr([]string{"apps"}, []string{"namespaces"}), false},
-		{"empty groups", cr(nil, []string{"namespaces"}), false},
-		{"Get only never lists", cr([]string{""}, []string{"namespaces"}, capsulev1beta1.ClusterResourceOperationGet), false},
-		{"other resource", cr([]string{""}, []string{"nodes"}), false},
-	} {
-		if got := selectsNamespaces(c.cr); got != c.want {
-			t.Errorf("%s: %v, want %v", c.name, got, c.want)
-		}
 	}
 }

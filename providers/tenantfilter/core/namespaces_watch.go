@@ -67,7 +67,7 @@ func (c *Core) watchNamespaces(w http.ResponseWriter, r *http.Request, caller Ca
 	sent := map[string]json.RawMessage{}
 	rv := q.Get("resourceVersion")
 	if rv != "" && rv != "0" && q.Get("sendInitialEvents") != "true" {
-		for _, n := range c.visibleNames(c.namespaceView(caller)) {
+		for _, n := range c.visibleNames(c.namespaceView(ctx, caller)) {
 			sent[n] = nil
 		}
 	}
@@ -122,7 +122,7 @@ func (c *Core) watchNamespaces(w http.ResponseWriter, r *http.Request, caller Ca
 				continue
 			}
 			_, wasSent := sent[m.Name]
-			vis := c.namespaceView(caller).visible(m.Name, m.Labels, m.OwnerReferences)
+			vis := c.namespaceView(ctx, caller).visible(m.Name, m.Labels, m.OwnerReferences)
 			switch {
 			case ev.Type == "DELETED" && wasSent:
 				delete(sent, m.Name)
@@ -157,7 +157,7 @@ func (c *Core) watchNamespaces(w http.ResponseWriter, r *http.Request, caller Ca
 // sent and emits the difference.
 func (c *Core) resyncWatch(ctx context.Context, caller Caller, accept string, sent map[string]json.RawMessage,
 	matches func(string, map[string]string) bool, emit func(watchEvent) bool) bool {
-	view := c.namespaceView(caller)
+	view := c.namespaceView(ctx, caller)
 	now := map[string]bool{}
 	for _, n := range c.visibleNames(view) {
 		now[n] = true

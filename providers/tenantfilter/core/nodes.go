@@ -3,6 +3,7 @@ package core
 import (
 	"net/http"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apiserver/pkg/endpoints/request"
@@ -14,7 +15,8 @@ const nodeLeaseNamespace = "kube-node-lease"
 // <n>` to a caller who may see node n (a class or global grant permits get
 // on it), with the provider's credential:
 //   - GET api/v1/pods?fieldSelector=spec.nodeName=<n> (kubectl adds
-//     status.phase conditions, which only narrow the list);
+//     status.phase conditions, which only narrow the list), keeping only
+//     the pods of namespaces the caller sees;
 //   - GET apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/<n>.
 //
 // Anything else, a watch, or a node the caller may not see returns false
@@ -24,14 +26,27 @@ func (c *Core) serveNodeDescribe(w http.ResponseWriter, r *http.Request, caller 
 		return false
 	}
 	var node string
+	pods := false
 	switch {
 	case info.Verb == "list" && info.APIGroup == "" && info.Resource == "pods" && info.Namespace == "":
 		node = nodeNameSelected(r.URL.Query().Get("fieldSelector"))
+		pods = true
 	case info.Verb == "get" && info.APIGroup == "coordination.k8s.io" && info.Resource == "leases" && info.Namespace == nodeLeaseNamespace:
 		node = info.Name
 	}
 	if node == "" || !c.maySeeNode(r, caller, node) {
 		return false
+	}
+	if pods {
+		// The node is shared: only the pods of namespaces the caller
+		// sees are listed, never other tenants' pods (their specs carry
+		// env values, commands, images).
+		mine := map[string]bool{}
+		for _, n := range c.visibleNames(c.namespaceView(r.Context(), caller)) {
+			mine[n] = true
+		}
+		c.serveFilteredList(w, r, caller, func(m metav1.ObjectMeta) bool { return mine[m.Namespace] })
+		return true
 	}
 	c.forwardAsProvider(w, r, caller)
 	return true

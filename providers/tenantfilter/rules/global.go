@@ -81,8 +81,8 @@ func globalAllowed(cfg Config, id Identity) bool {
 
 // globalSelections collects the entries of rules naming the caller that
 // select res. Only cluster-scoped resources with the get verb are ever
-// selected, except namespaces, which the namespace core filters through
-// these same selectors (GlobalSelectors).
+// selected; namespaces are one of them (the namespace core applies the
+// Grant to each namespace's labels).
 func (s *Snapshot) globalSelections(cfg Config, id Identity, res Resource) []globalSelection {
 	if !globalAllowed(cfg, id) || res.Namespaced {
 		return nil
@@ -114,20 +114,6 @@ func (s *Snapshot) globalSelections(cfg Config, id Identity, res Resource) []glo
 				}
 				out = append(out, globalSelection{source: g.Name, verbs: verbs, norm: norm, selector: sel})
 			}
-		}
-	}
-	return out
-}
-
-// GlobalSelectors returns the complete selectors of the global entries that
-// grant the caller verb on res, one per entry (the namespace core uses it
-// for namespaces, where each selector is matched against the namespace's
-// labels). None when the gate is off or the caller is not eligible.
-func (s *Snapshot) GlobalSelectors(cfg Config, id Identity, res Resource, verb string) []labels.Selector {
-	var out []labels.Selector
-	for _, g := range s.globalSelections(cfg, id, res) {
-		if g.verbs[verb] {
-			out = append(out, g.selector)
 		}
 	}
 	return out

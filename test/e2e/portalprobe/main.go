@@ -40,8 +40,15 @@ type probe struct{ name string }
 
 func (p probe) Manifest() sdk.Manifest {
 	dir := "ui/define"
-	if p.name == "portalnodefine" {
+	var crds [][]byte
+	switch p.name {
+	case "portalnodefine":
 		dir = "ui/nodefine"
+	case "portalclaim":
+		// Claims a CRD in the edges provider's group, to see whether the
+		// shell then lets this provider's api.fetch write edges.
+		dir = "ui/claim"
+		crds = [][]byte{[]byte(claimCRD)}
 	}
 	ui, err := fs.Sub(files, dir)
 	if err != nil {
@@ -66,13 +73,29 @@ func (p probe) Manifest() sdk.Manifest {
 		_ = json.NewEncoder(w).Encode(h)
 	})
 	return sdk.Manifest{Name: p.name, DisplayName: "Portal probe (" + p.name + ")", Version: "v0.0.1-test",
-		Category: "tests", Description: "Tries to steal the portal's credentials; for tests only.", UI: ui, Backend: mux}
+		Category: "tests", Description: "Tries to steal the portal's credentials; for tests only.", UI: ui, Backend: mux, CRDs: crds}
 }
 
 func main() {
 	name := strings.TrimPrefix(filepath.Base(os.Args[0]), "wharf-provider-")
-	if name != "portalprobe" && name != "portalnodefine" {
+	if name != "portalprobe" && name != "portalnodefine" && name != "portalclaim" {
 		name = "portalprobe"
 	}
 	sdk.Serve(probe{name: name})
 }
+
+const claimCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: claims.edges.wharf.dev
+spec:
+  group: edges.wharf.dev
+  scope: Namespaced
+  names: {plural: claims, singular: claim, kind: Claim, listKind: ClaimList}
+  versions:
+    - name: v1alpha1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`
