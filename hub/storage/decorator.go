@@ -34,8 +34,11 @@ type RESTOptionsGetter struct {
 	Global map[schema.GroupResource]bool
 	// RetryWrites builds the etcd3 stores on a client that retries writes
 	// cut off by the loss of an etcd member or leader (raw.go), timed by
-	// Clock (the real one when nil).
+	// Clock (the real one when nil). The Delegate's decorator is then
+	// replaced, not wrapped: WatchCache says which resources get a watch
+	// cache in front of that store, as the Delegate would have decided.
 	RetryWrites bool
+	WatchCache  WatchCache
 	Clock       clock.Clock
 }
 
@@ -57,7 +60,7 @@ func (g RESTOptionsGetter) GetRESTOptions(gr schema.GroupResource, example runti
 		if clk == nil {
 			clk = clock.RealClock{}
 		}
-		opts.Decorator = retryingDecorator(opts.Decorator, clk)
+		opts.Decorator = retryingStorage(g.WatchCache.Cached(gr), clk)
 	}
 	opts.Decorator = Decorator(opts.Decorator, scope)
 	return opts, nil

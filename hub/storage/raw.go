@@ -2,9 +2,6 @@ package storage
 
 import (
 	"fmt"
-	"reflect"
-	goruntime "runtime"
-	"strings"
 	"sync"
 	"time"
 
@@ -44,51 +41,39 @@ const (
 // One logger for every client: a client without one builds its own.
 var rawClientLogger = zap.NewNop()
 
-// retryingDecorator stands in for the upstream decorator inner (the watch
-// cache or none) with the same stack on a retrying raw store. An inner it
-// does not know is kept as it is.
-func retryingDecorator(inner generic.StorageDecorator, clk clock.Clock) generic.StorageDecorator {
-	if inner == nil {
-		return nil
-	}
-	// The watch cache's decorator is a closure, which the compiler may
-	// copy where it is inlined: it is told by its name.
-	p := reflect.ValueOf(inner).Pointer()
-	name := ""
-	if f := goruntime.FuncForPC(p); f != nil {
-		name = f.Name()
-	}
-	switch {
-	case p == reflect.ValueOf(generic.UndecoratedStorage).Pointer():
+// retryingStorage is the decorator of a resource whose etcd3 store
+// writes through a retrying client: the raw store alone, or, when cached
+// (the hub's WatchCache decides it, as upstream's options do), the watch
+// cache in front of it, built as upstream's StorageWithCacher builds it.
+func retryingStorage(cached bool, clk clock.Clock) generic.StorageDecorator {
+	if !cached {
 		return func(config *storagebackend.ConfigForResource, resourcePrefix string, _ func(obj runtime.Object) (string, error),
 			newFunc, newListFunc func() runtime.Object, _ storage.AttrFunc, _ storage.IndexerFuncs, _ *cache.Indexers) (storage.Interface, factory.DestroyFunc, error) {
 			return newRetryingStore(*config, newFunc, newListFunc, resourcePrefix, clk)
 		}
-	case strings.Contains(name, ".StorageWithCacher.func"):
-		return func(config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(obj runtime.Object) (string, error),
-			newFunc, newListFunc func() runtime.Object, getAttrs storage.AttrFunc, triggers storage.IndexerFuncs, indexers *cache.Indexers) (storage.Interface, factory.DestroyFunc, error) {
-			s, destroy, err := newRetryingStore(*config, newFunc, newListFunc, resourcePrefix, clk)
-			if err != nil {
-				return nil, nil, err
-			}
-			cacher, err := cacherstorage.NewCacherFromConfig(cacherstorage.Config{
-				Storage: s, Versioner: storage.APIObjectVersioner{}, GroupResource: config.GroupResource,
-				EventsHistoryWindow: config.EventsHistoryWindow, ResourcePrefix: resourcePrefix, KeyFunc: keyFunc,
-				NewFunc: newFunc, NewListFunc: newListFunc, GetAttrsFunc: getAttrs, IndexerFuncs: triggers,
-				Indexers: indexers, Codec: config.Codec,
-			})
-			if err != nil {
-				destroy()
-				return nil, nil, fmt.Errorf("watch cache for %s: %w", resourcePrefix, err)
-			}
-			delegator := cacherstorage.NewCacheDelegator(cacher, s)
-			var once sync.Once
-			return delegator, func() {
-				once.Do(func() { delegator.Stop(); cacher.Stop(); destroy() })
-			}, nil
-		}
 	}
-	return inner
+	return func(config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(obj runtime.Object) (string, error),
+		newFunc, newListFunc func() runtime.Object, getAttrs storage.AttrFunc, triggers storage.IndexerFuncs, indexers *cache.Indexers) (storage.Interface, factory.DestroyFunc, error) {
+		s, destroy, err := newRetryingStore(*config, newFunc, newListFunc, resourcePrefix, clk)
+		if err != nil {
+			return nil, nil, err
+		}
+		cacher, err := cacherstorage.NewCacherFromConfig(cacherstorage.Config{
+			Storage: s, Versioner: storage.APIObjectVersioner{}, GroupResource: config.GroupResource,
+			EventsHistoryWindow: config.EventsHistoryWindow, ResourcePrefix: resourcePrefix, KeyFunc: keyFunc,
+			NewFunc: newFunc, NewListFunc: newListFunc, GetAttrsFunc: getAttrs, IndexerFuncs: triggers,
+			Indexers: indexers, Codec: config.Codec,
+		})
+		if err != nil {
+			destroy()
+			return nil, nil, fmt.Errorf("watch cache for %s: %w", resourcePrefix, err)
+		}
+		delegator := cacherstorage.NewCacheDelegator(cacher, s)
+		var once sync.Once
+		return delegator, func() {
+			once.Do(func() { delegator.Stop(); cacher.Stop(); destroy() })
+		}, nil
+	}
 }
 
 // newRetryingStore is the upstream etcd3 store on a retrying client.
