@@ -18,9 +18,23 @@ import (
 )
 
 // DefaultRetryBudget bounds how long a write is retried after the member
-// serving it died or lost its leader: longer than an etcd leader election
-// on loopback (about a second), short next to a client's request timeout.
-const DefaultRetryBudget = 5 * time.Second
+// serving it died or lost its leader: several etcd leader elections on a
+// loaded machine (one takes about a second on loopback), short next to a
+// client's request timeout.
+const DefaultRetryBudget = 10 * time.Second
+
+// DefaultAttemptTimeout bounds each retry (not the first attempt, which
+// has only the caller's deadline). A proposal that a member forwarded to a
+// leader that then died is dropped, and etcd answers it only after its own
+// request timeout, about 7 s; a retry sent in the instant after the
+// leader's death meets the same fate on a member that has not noticed yet.
+// Cutting such an attempt is safe, as every write here is a
+// compare-and-swap: if it is still applied later, the next attempt's
+// compare fails and the key tells which one won.
+const DefaultAttemptTimeout = 2 * time.Second
+
+// errAttemptTimeout is the cause of a retry cut by the attempt timeout.
+var errAttemptTimeout = errors.New("etcd write attempt timed out")
 
 // RetryingKV is the kubernetes.Interface the hub's etcd3 stores write
 // through. etcd's client does not retry a Txn that failed with
@@ -35,15 +49,17 @@ type RetryingKV struct {
 	// KV and Watcher read the key to resolve an ambiguous attempt.
 	KV      clientv3.KV
 	Watcher clientv3.Watcher
-	// Clock times the backoff and the budget; Budget defaults to
-	// DefaultRetryBudget.
-	Clock  clock.Clock
-	Budget time.Duration
+	// Clock times the backoff, the budget and the attempts; Budget and
+	// AttemptTimeout default to DefaultRetryBudget and
+	// DefaultAttemptTimeout.
+	Clock          clock.Clock
+	Budget         time.Duration
+	AttemptTimeout time.Duration
 }
 
 // WrapClient makes c's writes retry safely (c.Kubernetes is replaced).
 func WrapClient(c *kubernetes.Client, clk clock.Clock) {
-	c.Kubernetes = &RetryingKV{Interface: c.Kubernetes, KV: c.KV, Watcher: c.Watcher, Clock: clk}
+	c.Kubernetes = debugOuter{&RetryingKV{Interface: debugKV{c.Kubernetes}, KV: c.KV, Watcher: c.Watcher, Clock: clk}}
 }
 
 // Retriable reports whether err may come from a member that died or lost
@@ -71,7 +87,10 @@ func Retriable(err error) bool {
 
 // retry runs op until it returns a non-retriable result or the budget is
 // spent; it reports whether any attempt before the last was ambiguous.
-func (r *RetryingKV) retry(ctx context.Context, what, key string, op func() error) (ambiguous bool, first, last error) {
+// The first attempt runs on ctx as it is. Retries require a leader (a
+// member without one refuses at once instead of queueing the proposal)
+// and are bounded by the attempt timeout.
+func (r *RetryingKV) retry(ctx context.Context, what, key string, op func(ctx context.Context) error) (ambiguous bool, first, last error) {
 	clk := r.Clock
 	if clk == nil {
 		clk = clock.RealClock{}
@@ -80,21 +99,28 @@ func (r *RetryingKV) retry(ctx context.Context, what, key string, op func() erro
 	if budget == 0 {
 		budget = DefaultRetryBudget
 	}
+	attemptTimeout := r.AttemptTimeout
+	if attemptTimeout == 0 {
+		attemptTimeout = DefaultAttemptTimeout
+	}
 	// The budget runs from the first failure: a proposal cut off by a
 	// leader's death fails only after etcd's own request timeout (about
 	// 7 s), and must still get its retries.
 	var deadline time.Time
 	backoff := 50 * time.Millisecond
 	for attempt := 0; ; attempt++ {
-		err := op()
+		var err error
 		if attempt == 0 {
+			err = op(ctx)
 			first = err
 			deadline = clk.Now().Add(budget)
+		} else {
+			err = r.attempt(ctx, clk, attemptTimeout, op)
 		}
 		if !Retriable(err) || ctx.Err() != nil || !clk.Now().Before(deadline) {
 			return attempt > 0, first, err
 		}
-		klog.V(2).InfoS("Retrying etcd write after a member or leader failure", "op", what, "key", key, "attempt", attempt+1, "err", err)
+		klog.InfoS("DEBUG17 Retrying etcd write after a member or leader failure", "op", what, "key", key, "attempt", attempt+1, "err", err)
 		select {
 		case <-ctx.Done():
 			return true, first, err
@@ -106,6 +132,28 @@ func (r *RetryingKV) retry(ctx context.Context, what, key string, op func() erro
 	}
 }
 
+// attempt runs one retry of op, cut after timeout. An attempt cut so is
+// reported as errAttemptTimeout wrapped in an Unavailable error: retriable,
+// and ambiguous like any other.
+func (r *RetryingKV) attempt(ctx context.Context, clk clock.Clock, timeout time.Duration, op func(ctx context.Context) error) error {
+	actx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	timer := clk.NewTimer(timeout)
+	defer timer.Stop()
+	go func() {
+		select {
+		case <-timer.C():
+			cancel(errAttemptTimeout)
+		case <-actx.Done():
+		}
+	}()
+	err := op(clientv3.WithRequireLeader(actx))
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(actx), errAttemptTimeout) {
+		return status.Error(codes.Unavailable, fmt.Sprintf("%v after %s: %v", errAttemptTimeout, timeout, err))
+	}
+	return err
+}
+
 // OptimisticPut retries a compare-and-put that failed for want of a member
 // or leader. A retry whose compare fails is resolved from the key: when
 // its value and lease are exactly what this put wrote, and its mod
@@ -113,7 +161,7 @@ func (r *RetryingKV) retry(ctx context.Context, what, key string, op func() erro
 // the put succeeded at that mod revision.
 func (r *RetryingKV) OptimisticPut(ctx context.Context, key string, value []byte, expectedRevision int64, opts kubernetes.PutOptions) (kubernetes.PutResponse, error) {
 	var resp kubernetes.PutResponse
-	ambiguous, first, err := r.retry(ctx, "put", key, func() error {
+	ambiguous, first, err := r.retry(ctx, "put", key, func(ctx context.Context) error {
 		var err error
 		resp, err = r.Interface.OptimisticPut(ctx, key, value, expectedRevision, opts)
 		return err
@@ -141,7 +189,7 @@ func (r *RetryingKV) OptimisticPut(ctx context.Context, key string, value []byte
 // been compacted, the original error is returned.
 func (r *RetryingKV) OptimisticDelete(ctx context.Context, key string, expectedRevision int64, opts kubernetes.DeleteOptions) (kubernetes.DeleteResponse, error) {
 	var resp kubernetes.DeleteResponse
-	ambiguous, first, err := r.retry(ctx, "delete", key, func() error {
+	ambiguous, first, err := r.retry(ctx, "delete", key, func(ctx context.Context) error {
 		var err error
 		resp, err = r.Interface.OptimisticDelete(ctx, key, expectedRevision, opts)
 		return err
@@ -169,7 +217,7 @@ func (r *RetryingKV) OptimisticDelete(ctx context.Context, key string, expectedR
 // current reads key (linearizably, retrying as writes do).
 func (r *RetryingKV) current(ctx context.Context, key string) (*mvccpb.KeyValue, error) {
 	var got *clientv3.GetResponse
-	_, _, err := r.retry(ctx, "get", key, func() error {
+	_, _, err := r.retry(ctx, "get", key, func(ctx context.Context) error {
 		var err error
 		got, err = r.KV.Get(ctx, key)
 		return err

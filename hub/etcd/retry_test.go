@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/kubernetes"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"k8s.io/utils/clock"
 )
@@ -204,5 +206,97 @@ func TestRetriable(t *testing.T) {
 		if got := Retriable(tc.err); got != tc.want {
 			t.Errorf("Retriable(%v) = %v, want %v", tc.err, got, tc.want)
 		}
+	}
+}
+
+// stalled stands for a leader that died under a proposal: the first
+// attempt fails as the member's connection resets, the second never
+// returns (etcd would answer only after its own request timeout), and is
+// applied late, after it was cut, when appliedLate. Later attempts go
+// through.
+type stalled struct {
+	kubernetes.Interface
+	appliedLate bool
+	calls       atomic.Int32
+	// requireLeader records, per call, whether the call required a leader.
+	requireLeader []bool
+}
+
+func (s *stalled) OptimisticPut(ctx context.Context, key string, value []byte, rev int64, o kubernetes.PutOptions) (kubernetes.PutResponse, error) {
+	md, _ := metadata.FromOutgoingContext(ctx)
+	s.requireLeader = append(s.requireLeader, len(md.Get(rpctypes.MetadataRequireLeaderKey)) > 0)
+	switch s.calls.Add(1) {
+	case 1:
+		return kubernetes.PutResponse{}, status.Error(codes.Unavailable, "error reading from server: EOF")
+	case 2:
+		<-ctx.Done()
+		if s.appliedLate {
+			if _, err := s.Interface.OptimisticPut(context.Background(), key, value, rev, o); err != nil {
+				return kubernetes.PutResponse{}, err
+			}
+		}
+		return kubernetes.PutResponse{}, status.FromContextError(ctx.Err()).Err()
+	}
+	return s.Interface.OptimisticPut(ctx, key, value, rev, o)
+}
+
+// A retry that hangs is cut and retried; whether or not the cut attempt
+// was applied after all, the write succeeds once, at the key's revision.
+func TestRetryingKVAttemptTimeout(t *testing.T) {
+	ctx := context.Background()
+	e, err := StartEmbedded(ctx, filepath.Join(t.TempDir(), "etcd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	kc, err := kubernetes.New(clientv3.Config{Endpoints: []string{e.ClientURL}, DialTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kc.Close()
+	for _, tc := range []struct {
+		name        string
+		existed     bool
+		appliedLate bool
+	}{
+		{name: "create, cut attempt not applied"},
+		{name: "create, cut attempt applied late", appliedLate: true},
+		{name: "update, cut attempt not applied", existed: true},
+		{name: "update, cut attempt applied late", existed: true, appliedLate: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			key := "/stalled/" + tc.name
+			var rev int64
+			if tc.existed {
+				resp, err := kc.KV.Put(ctx, key, "old")
+				if err != nil {
+					t.Fatal(err)
+				}
+				rev = resp.Header.Revision
+			}
+			s := &stalled{Interface: kc.Kubernetes, appliedLate: tc.appliedLate}
+			r := &RetryingKV{Interface: s, KV: kc.KV, Watcher: kc.Watcher, Clock: clock.RealClock{},
+				AttemptTimeout: 200 * time.Millisecond}
+			resp, err := r.OptimisticPut(ctx, key, []byte("new"), rev, kubernetes.PutOptions{})
+			if err != nil || !resp.Succeeded {
+				t.Fatalf("put: %+v, %v; want success", resp, err)
+			}
+			if n := s.calls.Load(); n != 3 {
+				t.Errorf("%d attempts, want 3 (failed, cut, through)", n)
+			}
+			if want := []bool{false, true, true}; !slices.Equal(s.requireLeader, want) {
+				t.Errorf("attempts required a leader: %v, want %v (retries only)", s.requireLeader, want)
+			}
+			got, err := kc.KV.Get(ctx, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Kvs) != 1 || string(got.Kvs[0].Value) != "new" || got.Kvs[0].ModRevision != resp.Revision {
+				t.Errorf("stored %v, want \"new\" at revision %d", got.Kvs, resp.Revision)
+			}
+			if got.Kvs[0].Version != map[bool]int64{false: 1, true: 2}[tc.existed] {
+				t.Errorf("key version %d: the write was applied more than once", got.Kvs[0].Version)
+			}
+		})
 	}
 }
