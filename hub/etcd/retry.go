@@ -156,9 +156,14 @@ func (r *RetryingKV) attempt(ctx context.Context, clk clock.Clock, timeout time.
 
 // OptimisticPut retries a compare-and-put that failed for want of a member
 // or leader. A retry whose compare fails is resolved from the key: when
-// its value and lease are exactly what this put wrote, and its mod
-// revision is past the expected one, the first attempt was applied and
-// the put succeeded at that mod revision.
+// its value and lease are exactly what this put wrote, at a mod revision
+// past the expected one, the first attempt was applied. Otherwise, for an
+// update (expectedRevision > 0), the key's history decides: the put could
+// only apply as the first change after expectedRevision, so if that change
+// is not this value, the put was not applied and the caller gets the
+// conflict, as if the first attempt had failed its compare. A create's
+// outcome, or an update's whose history is compacted, cannot be told:
+// the caller gets the original error.
 func (r *RetryingKV) OptimisticPut(ctx context.Context, key string, value []byte, expectedRevision int64, opts kubernetes.PutOptions) (kubernetes.PutResponse, error) {
 	var resp kubernetes.PutResponse
 	ambiguous, first, err := r.retry(ctx, "put", key, func(ctx context.Context) error {
@@ -169,24 +174,39 @@ func (r *RetryingKV) OptimisticPut(ctx context.Context, key string, value []byte
 	if err != nil || resp.Succeeded || !ambiguous {
 		return resp, err
 	}
+	ours := func(kv *mvccpb.KeyValue) bool {
+		return kv != nil && kv.ModRevision > expectedRevision && bytes.Equal(kv.Value, value) && kv.Lease == int64(opts.LeaseID)
+	}
 	kv, err := r.current(ctx, key)
 	if err != nil {
 		return resp, fmt.Errorf("%w (and reading %s to resolve it: %v)", first, key, err)
 	}
-	if kv != nil && kv.ModRevision > expectedRevision && bytes.Equal(kv.Value, value) && kv.Lease == int64(opts.LeaseID) {
+	if ours(kv) {
 		klog.V(2).InfoS("An etcd write that failed ambiguously had been applied", "key", key, "revision", kv.ModRevision)
 		return kubernetes.PutResponse{Succeeded: true, Revision: kv.ModRevision}, nil
 	}
-	// Someone else's write came between: whether ours was applied
-	// before it cannot be told, so the caller gets the original error.
-	return resp, first
+	if expectedRevision == 0 {
+		return resp, first
+	}
+	ev, err := r.firstChangeAfter(ctx, key, expectedRevision)
+	if err != nil {
+		return resp, fmt.Errorf("%w (and reading the history of %s to resolve it: %v)", first, key, err)
+	}
+	if ev.Type == clientv3.EventTypePut && ours(ev.Kv) {
+		klog.V(2).InfoS("An etcd write that failed ambiguously had been applied, and changed since", "key", key, "revision", ev.Kv.ModRevision)
+		return kubernetes.PutResponse{Succeeded: true, Revision: ev.Kv.ModRevision}, nil
+	}
+	klog.V(2).InfoS("An etcd write that failed ambiguously had not been applied: another came first", "key", key, "revision", ev.Kv.ModRevision)
+	return resp, nil
 }
 
 // OptimisticDelete retries like OptimisticPut. A retry whose compare
-// fails is resolved from the key's history: when the key is gone and the
-// first change after expectedRevision deleted exactly that revision, the
-// delete was applied at the revision of that event. If the history has
-// been compacted, the original error is returned.
+// fails is resolved from the key's history: the delete could only apply
+// as the first change after expectedRevision. If that change deleted
+// exactly that revision, the delete was applied at the revision of that
+// event; if it is another, the delete was not applied and the caller gets
+// the conflict. If the history has been compacted, the original error is
+// returned.
 func (r *RetryingKV) OptimisticDelete(ctx context.Context, key string, expectedRevision int64, opts kubernetes.DeleteOptions) (kubernetes.DeleteResponse, error) {
 	var resp kubernetes.DeleteResponse
 	ambiguous, first, err := r.retry(ctx, "delete", key, func(ctx context.Context) error {
@@ -197,21 +217,16 @@ func (r *RetryingKV) OptimisticDelete(ctx context.Context, key string, expectedR
 	if err != nil || resp.Succeeded || !ambiguous {
 		return resp, err
 	}
-	kv, err := r.current(ctx, key)
+	ev, err := r.firstChangeAfter(ctx, key, expectedRevision)
 	if err != nil {
-		return resp, fmt.Errorf("%w (and reading %s to resolve it: %v)", first, key, err)
+		return resp, fmt.Errorf("%w (and reading the history of %s to resolve it: %v)", first, key, err)
 	}
-	if kv == nil {
-		rev, ok, err := r.deletedAt(ctx, key, expectedRevision)
-		if err != nil {
-			return resp, fmt.Errorf("%w (and reading the history of %s to resolve it: %v)", first, key, err)
-		}
-		if ok {
-			klog.V(2).InfoS("An etcd delete that failed ambiguously had been applied", "key", key, "revision", rev)
-			return kubernetes.DeleteResponse{Succeeded: true, Revision: rev}, nil
-		}
+	if ev.Type == clientv3.EventTypeDelete && ev.PrevKv != nil && ev.PrevKv.ModRevision == expectedRevision {
+		klog.V(2).InfoS("An etcd delete that failed ambiguously had been applied", "key", key, "revision", ev.Kv.ModRevision)
+		return kubernetes.DeleteResponse{Succeeded: true, Revision: ev.Kv.ModRevision}, nil
 	}
-	return resp, first
+	klog.V(2).InfoS("An etcd delete that failed ambiguously had not been applied: another change came first", "key", key, "revision", ev.Kv.ModRevision)
+	return resp, nil
 }
 
 // current reads key (linearizably, retrying as writes do).
@@ -231,25 +246,25 @@ func (r *RetryingKV) current(ctx context.Context, key string) (*mvccpb.KeyValue,
 	return got.Kvs[0], nil
 }
 
-// deletedAt reports whether the first change to key after rev deleted the
-// value it had at rev, and at which revision.
-func (r *RetryingKV) deletedAt(ctx context.Context, key string, rev int64) (int64, bool, error) {
+// firstChangeAfter returns the first change to key after revision rev
+// (with the value it replaced). It is called after a compare on rev
+// failed, so that change exists.
+func (r *RetryingKV) firstChangeAfter(ctx context.Context, key string, rev int64) (*clientv3.Event, error) {
 	if r.Watcher == nil {
-		return 0, false, errors.New("no watcher to read the history")
+		return nil, errors.New("no watcher to read the history")
 	}
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	defer cancel()
 	for wr := range r.Watcher.Watch(wctx, key, clientv3.WithRev(rev+1), clientv3.WithPrevKV()) {
 		if err := wr.Err(); err != nil {
-			return 0, false, err
+			return nil, err
 		}
-		for _, ev := range wr.Events {
-			ok := ev.Type == clientv3.EventTypeDelete && ev.PrevKv != nil && ev.PrevKv.ModRevision == rev
-			return ev.Kv.ModRevision, ok, nil
+		if len(wr.Events) > 0 {
+			return wr.Events[0], nil
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return 0, false, err
+		return nil, err
 	}
-	return 0, false, errors.New("watch closed")
+	return nil, errors.New("watch closed")
 }

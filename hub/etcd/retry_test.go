@@ -21,7 +21,7 @@ import (
 // faulty stands for a member that dies around a write: for the first
 // `fails` calls it either applies the write on the real etcd and then
 // reports Unavailable (applied=true), or reports it without applying.
-// between runs after the applied first attempt (another writer).
+// between runs after the first attempt (another writer).
 type faulty struct {
 	kubernetes.Interface
 	fails   int32
@@ -31,27 +31,27 @@ type faulty struct {
 	calls   atomic.Int32
 }
 
-func (f *faulty) fail() (bool, error) {
+func (f *faulty) fail() (int32, bool, error) {
 	n := f.calls.Add(1)
 	if n > f.fails {
-		return false, nil
+		return n, false, nil
 	}
 	err := f.err
 	if err == nil {
 		err = status.Error(codes.Unavailable, "connection reset by peer")
 	}
-	return true, err
+	return n, true, err
 }
 
 func (f *faulty) OptimisticPut(ctx context.Context, key string, value []byte, rev int64, o kubernetes.PutOptions) (kubernetes.PutResponse, error) {
-	if failing, err := f.fail(); failing {
+	if n, failing, err := f.fail(); failing {
 		if f.applied {
 			if _, aerr := f.Interface.OptimisticPut(ctx, key, value, rev, o); aerr != nil {
 				return kubernetes.PutResponse{}, aerr
 			}
-			if f.between != nil {
-				f.between()
-			}
+		}
+		if f.between != nil && n == 1 {
+			f.between()
 		}
 		return kubernetes.PutResponse{}, err
 	}
@@ -59,14 +59,14 @@ func (f *faulty) OptimisticPut(ctx context.Context, key string, value []byte, re
 }
 
 func (f *faulty) OptimisticDelete(ctx context.Context, key string, rev int64, o kubernetes.DeleteOptions) (kubernetes.DeleteResponse, error) {
-	if failing, err := f.fail(); failing {
+	if n, failing, err := f.fail(); failing {
 		if f.applied {
 			if _, aerr := f.Interface.OptimisticDelete(ctx, key, rev, o); aerr != nil {
 				return kubernetes.DeleteResponse{}, aerr
 			}
-			if f.between != nil {
-				f.between()
-			}
+		}
+		if f.between != nil && n == 1 {
+			f.between()
 		}
 		return kubernetes.DeleteResponse{}, err
 	}
@@ -111,11 +111,15 @@ func TestRetryingKV(t *testing.T) {
 		{name: "update not applied, unavailable", existed: true, fails: 1, want: "new", wantOK: true},
 		{name: "update not applied, leader changed", existed: true, fails: 1, err: rpctypes.ErrLeaderChanged, want: "new", wantOK: true},
 		{name: "update not applied, no leader", existed: true, fails: 2, err: rpctypes.ErrNoLeader, want: "new", wantOK: true},
-		{name: "update applied then overwritten: undecidable", existed: true, fails: 1, applied: true, other: true, want: "other", wantErr: true},
+		{name: "update applied then overwritten: told by the history", existed: true, fails: 1, applied: true, other: true, want: "other", wantOK: true},
+		{name: "update not applied, another write first: a conflict", existed: true, fails: 1, other: true, want: "other"},
+		{name: "create applied then overwritten: undecidable", fails: 1, applied: true, other: true, want: "other", wantErr: true},
+		{name: "create not applied, another create first: undecidable", fails: 1, other: true, want: "other", wantErr: true},
 		{name: "definite failure is not retried", existed: true, fails: 1, err: rpctypes.ErrRequestTooLarge, want: "old", wantErr: true},
 		{name: "delete applied then unavailable", del: true, existed: true, fails: 1, applied: true, wantOK: true},
 		{name: "delete not applied, unavailable", del: true, existed: true, fails: 2, wantOK: true},
-		{name: "delete applied, key recreated: undecidable", del: true, existed: true, fails: 1, applied: true, other: true, want: "other", wantErr: true},
+		{name: "delete applied, key recreated: told by the history", del: true, existed: true, fails: 1, applied: true, other: true, want: "other", wantOK: true},
+		{name: "delete not applied, another write first: a conflict", del: true, existed: true, fails: 1, other: true, want: "other"},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -164,8 +168,12 @@ func TestRetryingKV(t *testing.T) {
 			// The store takes the write's revision as the object's new
 			// resourceVersion: it must be the key's mod revision (for a
 			// delete, the revision of the delete, which is past rev).
-			if tc.wantOK && !tc.del && gotRev != modRev {
+			if tc.wantOK && !tc.del && !tc.other && gotRev != modRev {
 				t.Errorf("revision %d, want the key's mod revision %d", gotRev, modRev)
+			}
+			// Overwritten since: the revision of our write, between.
+			if tc.wantOK && !tc.del && tc.other && (gotRev <= rev || gotRev >= modRev) {
+				t.Errorf("revision %d, want between %d and the overwrite at %d", gotRev, rev, modRev)
 			}
 			if tc.wantOK && tc.del && gotRev <= rev {
 				t.Errorf("delete revision %d, want > %d", gotRev, rev)
