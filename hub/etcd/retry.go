@@ -59,7 +59,7 @@ type RetryingKV struct {
 
 // WrapClient makes c's writes retry safely (c.Kubernetes is replaced).
 func WrapClient(c *kubernetes.Client, clk clock.Clock) {
-	c.Kubernetes = debugOuter{&RetryingKV{Interface: debugKV{c.Kubernetes}, KV: c.KV, Watcher: c.Watcher, Clock: clk}}
+	c.Kubernetes = &RetryingKV{Interface: c.Kubernetes, KV: c.KV, Watcher: c.Watcher, Clock: clk}
 }
 
 // Retriable reports whether err may come from a member that died or lost
@@ -120,7 +120,7 @@ func (r *RetryingKV) retry(ctx context.Context, what, key string, op func(ctx co
 		if !Retriable(err) || ctx.Err() != nil || !clk.Now().Before(deadline) {
 			return attempt > 0, first, err
 		}
-		klog.InfoS("DEBUG17 Retrying etcd write after a member or leader failure", "op", what, "key", key, "attempt", attempt+1, "err", err)
+		klog.V(2).InfoS("Retrying etcd write after a member or leader failure", "op", what, "key", key, "attempt", attempt+1, "err", err)
 		select {
 		case <-ctx.Done():
 			return true, first, err
