@@ -247,12 +247,23 @@ func (r *RetryingKV) current(ctx context.Context, key string) (*mvccpb.KeyValue,
 }
 
 // firstChangeAfter returns the first change to key after revision rev
-// (with the value it replaced). It is called after a compare on rev
-// failed, so that change exists.
+// (with the value it replaced), retrying as writes do (a member without a
+// leader ends the watch). It is called after a compare on rev failed, so
+// that change exists.
 func (r *RetryingKV) firstChangeAfter(ctx context.Context, key string, rev int64) (*clientv3.Event, error) {
 	if r.Watcher == nil {
 		return nil, errors.New("no watcher to read the history")
 	}
+	var ev *clientv3.Event
+	_, _, err := r.retry(ctx, "history", key, func(ctx context.Context) error {
+		var err error
+		ev, err = r.watchFirst(ctx, key, rev)
+		return err
+	})
+	return ev, err
+}
+
+func (r *RetryingKV) watchFirst(ctx context.Context, key string, rev int64) (*clientv3.Event, error) {
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	defer cancel()
 	for wr := range r.Watcher.Watch(wctx, key, clientv3.WithRev(rev+1), clientv3.WithPrevKV()) {
