@@ -42,7 +42,7 @@ var errAttemptTimeout = errors.New("etcd write attempt timed out")
 // retry could apply it twice. Each retry here is safe instead: the store's
 // writes are compare-and-swap on the key's mod revision, so a retry either
 // applies exactly once, or its compare fails, and then the key itself says
-// whether the first attempt was applied (see resolvePut, resolveDelete).
+// whether the first attempt was applied (see OptimisticPut, OptimisticDelete).
 // When that cannot be decided the original error is returned.
 type RetryingKV struct {
 	kubernetes.Interface
