@@ -70,7 +70,7 @@ type logins struct {
 	tr *http.Transport
 }
 
-// newLogins grants ada view in ws and waits until both replicas' RBAC
+// newLogins grants ada view and workspace access in ws and waits until both replicas' RBAC
 // says so, so the first login does not race the binding.
 func (b *bed) newLogins(ctx context.Context, t *testing.T, ws string) *logins {
 	t.Helper()
@@ -86,24 +86,44 @@ func (b *bed) newLogins(ctx context.Context, t *testing.T, ws string) *logins {
 	if _, err := admin.RbacV1().RoleBindings("default").Create(ctx, rb, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("binding view to %s in %s: %v", soakUser.Email, ws, err)
 	}
+	// The provider routes act in a workspace only for who has kcp's
+	// "access" on "/" there.
+	cr := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "soak-workspace-access"},
+		Rules:      []rbacv1.PolicyRule{{NonResourceURLs: []string{"/"}, Verbs: []string{"access"}}},
+	}
+	if _, err := admin.RbacV1().ClusterRoles().Create(ctx, cr, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("workspace access role in %s: %v", ws, err)
+	}
+	crb := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "soak-ada-access"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: cr.Name},
+		Subjects:   rb.Subjects,
+	}
+	if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("binding workspace access to %s in %s: %v", soakUser.Email, ws, err)
+	}
 	for _, h := range b.hubs {
 		hc, err := kubernetes.NewForConfig(b.restConfig(h.URL, ws))
 		if err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, time.Minute, func() error {
-			r, err := hc.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-				User: soakUser.Email, Groups: []string{"system:authenticated"},
-				ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: "default", Verb: "list", Resource: "configmaps"},
-			}}, metav1.CreateOptions{})
-			if err != nil {
-				return err
-			}
-			if !r.Status.Allowed {
-				return fmt.Errorf("%s: %s may not list configmaps in %s yet", h.Name, soakUser.Email, ws)
-			}
-			return nil
-		})
+		for _, spec := range []authorizationv1.SubjectAccessReviewSpec{
+			{ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: "default", Verb: "list", Resource: "configmaps"}},
+			{NonResourceAttributes: &authorizationv1.NonResourceAttributes{Path: "/", Verb: "access"}},
+		} {
+			spec.User, spec.Groups = soakUser.Email, []string{"system:authenticated"}
+			waitFor(t, time.Minute, func() error {
+				r, err := hc.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: spec}, metav1.CreateOptions{})
+				if err != nil {
+					return err
+				}
+				if !r.Status.Allowed {
+					return fmt.Errorf("%s: %s not yet allowed %+v %+v in %s", h.Name, soakUser.Email, spec.ResourceAttributes, spec.NonResourceAttributes, ws)
+				}
+				return nil
+			})
+		}
 	}
 	pool, err := poolOf(b.ca.CAFile, b.idp.CAFile)
 	if err != nil {
