@@ -77,13 +77,15 @@ func soak(t *testing.T, b *bed) {
 	wg.Go(func() { loop(ctx, ld.l, "websocket", func() error { return b.websocketEcho(ctx) }) })
 	wg.Go(func() { b.serviceAccountLoop(ctx, t, ws[0], ld.l) })
 	// Logins, paced as people log in (each one also reads through its
-	// session or token and, for sessions, logs out).
+	// session or token and, for sessions, logs out). A CLI login runs
+	// three processes (wharf login, kubectl, wharf credential): fewer of
+	// them, to leave the CPU to the hubs and etcd.
 	lg := b.newLogins(ctx, t, ws[1])
 	tools := cliTools{wharf: testutil.Binary(t, "wharf"), kubectl: kube.KubectlPath(t)}
 	wg.Go(func() { paced(ctx, ld.l, "login browser", time.Second, lg.browserLogin) })
 	wg.Go(func() { paced(ctx, ld.l, "login token-session", time.Second, lg.tokenSession) })
 	wg.Go(func() {
-		paced(ctx, ld.l, "login cli", 2*time.Second, func(ctx context.Context) error { return lg.cliLogin(ctx, tools) })
+		paced(ctx, ld.l, "login cli", 4*time.Second, func(ctx context.Context) error { return lg.cliLogin(ctx, tools) })
 	})
 	// Heap profiles at the end of warm-up and at the end tell what grew
 	// in between (go tool pprof -base <hub>-steady.pb.gz <hub>-end.pb.gz).
