@@ -50,6 +50,11 @@ func printFigures() {
 func TestMain(m *testing.M) {
 	code := m.Run()
 	printFigures()
+	// The binaries built for this run (about 160 MB) go with it: left in
+	// /tmp, every run of the package would keep its own copy.
+	if buildDir != "" {
+		_ = os.RemoveAll(buildDir)
+	}
 	os.Exit(code)
 }
 
