@@ -1,5 +1,10 @@
 // Package etcd runs the embedded etcd member that backs a single hub when no
-// external etcd cluster is configured.
+// external etcd cluster is configured, takes and restores snapshots, and
+// provides RetryingKV (retry.go), through which the hub's stores write so
+// that the loss of one member of an etcd cluster, or of its leader, costs
+// clients no error: compare-and-swap writes cut off by it are retried,
+// exactly once in effect, and an attempt that may have been applied is
+// decided from the key or its history.
 //
 // Threat model. etcd holds everything: every workspace's objects, every
 // Secret, the service-account signing key and the login sessions' refresh

@@ -221,7 +221,17 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	if err := o.Etcd.ApplyTo(&gc.Config); err != nil {
 		return nil, fmt.Errorf("applying etcd options: %w", err)
 	}
-	gc.RESTOptionsGetter = wstorage.RESTOptionsGetter{Delegate: gc.RESTOptionsGetter}
+	// One etcd member down or a short leader election must not take the
+	// replica out of its load balancer (etcdready.go).
+	tolerateEtcdBlips(gc.Config.ReadyzChecks, clock.RealClock{})
+	// RetryWrites: losing one etcd member or its leader must cost clients
+	// no error (hub/storage raw.go, hub/etcd retry.go). The hub then
+	// builds each store itself, with a watch cache where upstream would.
+	watchCache, err := wstorage.WatchCacheOf(o.Etcd)
+	if err != nil {
+		return nil, err
+	}
+	gc.RESTOptionsGetter = wstorage.RESTOptionsGetter{Delegate: gc.RESTOptionsGetter, RetryWrites: true, WatchCache: watchCache}
 
 	if extra.AdminToken, err = bootstrap.LoadOrCreateToken(filepath.Join(o.DataDir, "admin-token")); err != nil {
 		return nil, err
@@ -352,9 +362,17 @@ func (o *Options) apiextensionsConfig(gc *genericapiserver.RecommendedConfig) (*
 	if err := etcd.ApplyTo(&generic.Config); err != nil {
 		return nil, fmt.Errorf("applying etcd options to apiextensions: %w", err)
 	}
+	// The CRD getter decides the watch cache by the same options (upstream
+	// NewCRDRESTOptionsGetter builds on o.Etcd, sizes included).
+	watchCache, err := wstorage.WatchCacheOf(o.Etcd)
+	if err != nil {
+		return nil, err
+	}
 	generic.RESTOptionsGetter = wstorage.RESTOptionsGetter{
-		Delegate: generic.RESTOptionsGetter,
-		Global:   globalResources(),
+		Delegate:    generic.RESTOptionsGetter,
+		Global:      globalResources(),
+		RetryWrites: true,
+		WatchCache:  watchCache,
 	}
 	rc := serverstorage.NewResourceConfig()
 	rc.EnableVersions(apiextensionsv1.SchemeGroupVersion)
@@ -363,7 +381,7 @@ func (o *Options) apiextensionsConfig(gc *genericapiserver.RecommendedConfig) (*
 	return &apiextensionsapiserver.Config{
 		GenericConfig: &generic,
 		ExtraConfig: apiextensionsapiserver.ExtraConfig{
-			CRDRESTOptionsGetter: wstorage.RESTOptionsGetter{Delegate: crdGetter},
+			CRDRESTOptionsGetter: wstorage.RESTOptionsGetter{Delegate: crdGetter, RetryWrites: true, WatchCache: watchCache},
 			MasterCount:          1,
 		},
 	}, nil

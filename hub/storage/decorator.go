@@ -10,6 +10,7 @@ import (
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
 )
 
 // Scope says how a resource's objects are partitioned.
@@ -31,6 +32,14 @@ type RESTOptionsGetter struct {
 	Delegate generic.RESTOptionsGetter
 	// Global lists the resources stored hub-wide instead of per cluster.
 	Global map[schema.GroupResource]bool
+	// RetryWrites builds the etcd3 stores on a client that retries writes
+	// cut off by the loss of an etcd member or leader (raw.go), timed by
+	// Clock (the real one when nil). The Delegate's decorator is then
+	// replaced, not wrapped: WatchCache says which resources get a watch
+	// cache in front of that store, as the Delegate would have decided.
+	RetryWrites bool
+	WatchCache  WatchCache
+	Clock       clock.Clock
 }
 
 var _ generic.RESTOptionsGetter = RESTOptionsGetter{}
@@ -46,6 +55,13 @@ func (g RESTOptionsGetter) GetRESTOptions(gr schema.GroupResource, example runti
 		scope = GlobalScope
 	}
 	opts.ResourcePrefix = ResourcePrefix(gr.Group, gr.Resource)
+	if g.RetryWrites {
+		clk := g.Clock
+		if clk == nil {
+			clk = clock.RealClock{}
+		}
+		opts.Decorator = retryingStorage(g.WatchCache.Cached(gr), clk)
+	}
 	opts.Decorator = Decorator(opts.Decorator, scope)
 	return opts, nil
 }

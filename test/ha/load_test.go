@@ -67,6 +67,15 @@ type load struct {
 	wg         sync.WaitGroup     // the watchers
 	writers    sync.WaitGroup
 	watchers   []*watcher
+	// slowest is the longest a write took to be acknowledged, in ns.
+	slowest atomic.Int64
+}
+
+// took notes how long an acknowledged write took.
+func (ld *load) took(since time.Time) {
+	d := int64(time.Since(since))
+	for cur := ld.slowest.Load(); d > cur && !ld.slowest.CompareAndSwap(cur, d); cur = ld.slowest.Load() {
+	}
 }
 
 type loadSpec struct {
@@ -93,7 +102,7 @@ func (b *bed) startLoad(t *testing.T, base string, s loadSpec) *load {
 	}
 	for i := range s.writers {
 		cms := b.configMaps(t, base)
-		ld.writers.Go(func() { writer(wctx, i, cms, s, ld.l) })
+		ld.writers.Go(func() { writer(wctx, i, cms, s, ld) })
 	}
 	t.Cleanup(ld.stop)
 	return ld
@@ -108,11 +117,13 @@ func (ld *load) stopWriters() { ld.stopWrites(); ld.writers.Wait() }
 
 // writer creates ConfigMaps round-robin over the workspaces; in mixed
 // mode it also updates, reads and deletes its earlier ones.
-func writer(ctx context.Context, id int, cms func(string) corev1client.ConfigMapInterface, s loadSpec, l *ledger) {
+func writer(ctx context.Context, id int, cms func(string) corev1client.ConfigMapInterface, s loadSpec, ld *load) {
+	l := ld.l
 	var mine []objKey
 	for seq := 0; ctx.Err() == nil; seq++ {
 		k := objKey{ws: s.workspaces[(id+seq)%len(s.workspaces)], name: fmt.Sprintf("%s-w%d-%d", s.prefix, id, seq)}
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: k.name}, Data: map[string]string{"seq": fmt.Sprint(seq)}}
+		start := time.Now()
 		got, err := cms(k.ws).Create(ctx, cm, metav1.CreateOptions{})
 		switch {
 		case ctx.Err() != nil:
@@ -121,6 +132,7 @@ func writer(ctx context.Context, id int, cms func(string) corev1client.ConfigMap
 		case err != nil:
 			l.fail("create", &k, err)
 		default:
+			ld.took(start)
 			l.ack(k, objState{rv: got.ResourceVersion}, true)
 			mine = append(mine, k)
 		}
@@ -134,15 +146,18 @@ func writer(ctx context.Context, id int, cms func(string) corev1client.ConfigMap
 			if seq%4 == 1 {
 				u := mine[len(mine)-2]
 				cur, err := cms(u.ws).Get(ctx, u.name, metav1.GetOptions{})
+				start := time.Now()
 				if err == nil {
 					l.ok("get")
 					cur.Data["updated"] = "yes"
+					start = time.Now()
 					cur, err = cms(u.ws).Update(ctx, cur, metav1.UpdateOptions{})
 				}
 				switch {
 				case ctx.Err() != nil:
 					l.markUncertain(u) // cut by the test's own end: it may have been applied
 				case err == nil:
+					ld.took(start)
 					l.ack(u, objState{rv: cur.ResourceVersion}, false)
 				default:
 					l.fail("update", &u, err)
@@ -151,11 +166,13 @@ func writer(ctx context.Context, id int, cms func(string) corev1client.ConfigMap
 			if len(mine) > keepLive && ctx.Err() == nil {
 				d := mine[0]
 				mine = mine[1:]
+				start := time.Now()
 				err := cms(d.ws).Delete(ctx, d.name, metav1.DeleteOptions{})
 				switch {
 				case ctx.Err() != nil:
 					l.markUncertain(d)
 				case err == nil:
+					ld.took(start)
 					l.ack(d, objState{deleted: true}, false)
 				default:
 					l.fail("delete", &d, err)

@@ -50,8 +50,7 @@ func printFigures() {
 func TestMain(m *testing.M) {
 	code := m.Run()
 	printFigures()
-	// The binaries built for this run (about 160 MB) go with it: left in
-	// /tmp, every run of the package would keep its own copy.
+	// The binaries built for this run (hub_test.go) are about 160 MB.
 	if buildDir != "" {
 		_ = os.RemoveAll(buildDir)
 	}
