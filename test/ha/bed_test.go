@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// newBed starts three etcd members, two hub replicas running singleprobe,
-// and haproxy in front.
+// newBed starts three etcd members, an OpenID provider, two hub replicas
+// running singleprobe and trusting that provider, and haproxy in front.
 func newBed(t *testing.T) *bed {
 	t.Helper()
 	_, probe := binaries(t)
@@ -19,9 +19,10 @@ func newBed(t *testing.T) *bed {
 	b.etcd = startEtcd(t, b.ca)
 	ports := freePorts(t, 3)
 	lbURL := "https://127.0.0.1:" + strconv.Itoa(ports[2])
+	b.idp = startBedIdP(t, lbURL)
 	for i, name := range []string{"hub-a", "hub-b"} {
 		h := b.newHub(t, hubSpec{name: name, port: ports[i], externalURL: lbURL, etcdArgs: b.etcd.hubArgs(),
-			shutdownDelay: 2 * time.Second, withProbe: true})
+			shutdownDelay: 2 * time.Second, withProbe: true, extraArgs: b.idp.hubArgs})
 		// One after the other: the first creates root on the fresh etcd.
 		h.boot(t, b)
 		b.hubs = append(b.hubs, h)

@@ -31,6 +31,8 @@ type bed struct {
 	// servingLog is where every singleprobe instance logs what it served.
 	servingLog string
 	sseClient  *http.Client
+	// idp is the OpenID provider every replica trusts (soak logins).
+	idp *bedIdP
 }
 
 // hubProc is one wharf-hub replica.
@@ -49,6 +51,7 @@ type hubSpec struct {
 	etcdArgs      []string // nil: embedded etcd
 	shutdownDelay time.Duration
 	withProbe     bool
+	extraArgs     []string // more flags, e.g. the OIDC ones
 }
 
 func (b *bed) newHub(t *testing.T, s hubSpec) *hubProc {
@@ -65,6 +68,7 @@ func (b *bed) newHub(t *testing.T, s hubSpec) *hubProc {
 		"--shutdown-delay", s.shutdownDelay.String(), "--shutdown-grace", "10s",
 	}
 	args = append(args, s.etcdArgs...)
+	args = append(args, s.extraArgs...)
 	if s.withProbe {
 		cfg := filepath.Join(dir, "probe.yaml")
 		writeFile(t, cfg, []byte("servingLog: "+b.servingLog+"\n"))

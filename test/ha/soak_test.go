@@ -17,6 +17,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/wharfhub/wharf/test/kube"
+	"github.com/wharfhub/wharf/test/testutil"
 )
 
 // soakDuration is 30 s, or WHARF_SOAK (make soak: 5m).
@@ -50,7 +53,8 @@ func TestSoak(t *testing.T) {
 // across the workspaces, singleprobe requests, server-sent events and
 // websockets through the backend proxy (and the forwarding hop, for the
 // replica that does not hold it), and service-account tokens minted and
-// used. Every request must succeed, and the hubs' RSS, goroutines and
+// used, and logins: the hub's OIDC browser login, the portal's token
+// sign-in and `wharf login` with kubectl. Every request must succeed, and the hubs' RSS, goroutines and
 // open files must stay flat.
 func soak(t *testing.T, b *bed) {
 	d, nws := soakDuration(t)
@@ -72,6 +76,17 @@ func soak(t *testing.T, b *bed) {
 	wg.Go(func() { loop(ctx, ld.l, "sse", func() error { return b.sse(ctx) }) })
 	wg.Go(func() { loop(ctx, ld.l, "websocket", func() error { return b.websocketEcho(ctx) }) })
 	wg.Go(func() { b.serviceAccountLoop(ctx, t, ws[0], ld.l) })
+	// Logins, paced as people log in (each one also reads through its
+	// session or token and, for sessions, logs out). A CLI login runs
+	// three processes (wharf login, kubectl, wharf credential): fewer of
+	// them, to leave the CPU to the hubs and etcd.
+	lg := b.newLogins(ctx, t, ws[1])
+	tools := cliTools{wharf: testutil.Binary(t, "wharf"), kubectl: kube.KubectlPath(t)}
+	wg.Go(func() { paced(ctx, ld.l, "login browser", time.Second, lg.browserLogin) })
+	wg.Go(func() { paced(ctx, ld.l, "login token-session", time.Second, lg.tokenSession) })
+	wg.Go(func() {
+		paced(ctx, ld.l, "login cli", 4*time.Second, func(ctx context.Context) error { return lg.cliLogin(ctx, tools) })
+	})
 	// Heap profiles at the end of warm-up and at the end tell what grew
 	// in between (go tool pprof -base <hub>-steady.pb.gz <hub>-end.pb.gz).
 	prof := os.Getenv("WHARF_SOAK_PROFILES")
@@ -107,8 +122,14 @@ func soak(t *testing.T, b *bed) {
 	record(t, "singleprobe requests (ok/failed)", fmt.Sprintf("%d/%d", len(p.answers)-failed, failed))
 	p.mu.Unlock()
 	ld.l.mu.Lock()
-	for _, k := range []string{"get", "sse", "websocket", "serviceaccount token", "serviceaccount use"} {
+	for _, k := range []string{"get", "sse", "websocket", "serviceaccount token", "serviceaccount use",
+		"login browser", "login token-session", "login cli"} {
 		record(t, k+" ok", ld.l.opsOK[k])
+		// A kind that never succeeded did not run: the soak did not
+		// test it, errors or not.
+		if ld.l.opsOK[k] == 0 {
+			t.Errorf("no %s succeeded in the soak", k)
+		}
 	}
 	ld.l.mu.Unlock()
 	if n := ld.l.errorCount() + failed; n != 0 {
