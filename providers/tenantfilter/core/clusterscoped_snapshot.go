@@ -23,6 +23,10 @@ func (c *Core) grantsSnapshot(ctx context.Context) (*rules.Snapshot, error) {
 	snap := &rules.Snapshot{
 		TenantNamespaces: c.tenancy.TenantNamespaces,
 		NamespaceTenant:  c.tenancy.NamespaceTenant,
+		// The status controller's discovery verdicts (a namespaced kind, a
+		// kind without get) void an object here too: Ready=False grants
+		// nothing.
+		Discovered: c.cache.Discovered(),
 	}
 	objs, err := c.listCached(ctx, capsulev1beta2.TenantsGVR.Group, capsulev1beta2.TenantsGVR.Resource)
 	if err != nil {

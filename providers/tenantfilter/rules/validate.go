@@ -41,8 +41,8 @@ func ReasonOf(err error) string {
 // ValidateClusterResource checks what one clusterResources entry gets
 // wrong on its own, as the spec's validation says: operations only List
 // and Get, and a valid selector (required). An empty apiGroups or
-// resources list is valid and selects nothing. The engine ignores an
-// object with an invalid entry. The error is an *InvalidEntry.
+// resources list is valid and selects nothing. The error is an
+// *InvalidEntry.
 func ValidateClusterResource(cr ClusterResource) error {
 	if _, err := globalVerbs(cr.Operations); err != nil {
 		return err
@@ -103,13 +103,15 @@ func ValidateGlobal(g GlobalProxySettings, discovered []Resource) []error {
 	return errs
 }
 
-// globalValid: every entry of the object passes ValidateClusterResource.
-// The engine has no discovery; what only discovery can refuse (a named
-// namespaced kind, or one without get) it never selects anyway.
-func globalValid(g GlobalProxySettings) bool {
+// globalValid: every entry of the object passes ValidateClusterResourceIn
+// against discovered, the status controller's own check, so an object it
+// reports Ready=False grants nothing (not even its valid entries: their
+// author did not mean them on their own). Discovery is the core's, read
+// at the time of the request, so the verdict follows CRDs as they come.
+func globalValid(g GlobalProxySettings, discovered []Resource) bool {
 	for _, rule := range g.Rules {
 		for _, cr := range rule.ClusterResources {
-			if ValidateClusterResource(cr) != nil {
+			if ValidateClusterResourceIn(cr, discovered) != nil {
 				return false
 			}
 		}

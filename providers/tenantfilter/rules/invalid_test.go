@@ -1,0 +1,76 @@
+package rules
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestInvalidGlobalGrantsNothing: a GlobalProxySettings the status
+// controller marks Ready=False for what only discovery sees (an entry
+// naming a namespaced kind, or a kind without get) grants nothing, not
+// even its valid entries: the engine judges it with the same
+// ValidateClusterResourceIn, from the Snapshot's discovery.
+func TestInvalidGlobalGrantsNothing(t *testing.T) {
+	secretsRes := Resource{Version: "v1", Resource: "secrets", Namespaced: true, Verbs: []string{"get", "list", "watch"}}
+	widgetsRes := Resource{Group: "example.com", Version: "v1", Resource: "widgets", Verbs: []string{"list", "watch"}}
+	discovered := []Resource{nodesRes, scRes, secretsRes, widgetsRes, podsRes}
+	aliceUser := Subject{Kind: KindUser, Name: "alice"}
+	cr := func(group, resource string) ClusterResource {
+		return ClusterResource{APIGroups: []string{group}, Resources: []string{resource}, Selector: ptr(ml())}
+	}
+	n1 := obj("n1", "pool", "a")
+	tests := []struct {
+		name       string
+		global     GlobalProxySettings
+		discovered []Resource
+		res        Resource
+		wantVerbs  []string
+	}{
+		{name: "valid object grants nodes", global: globalRule(aliceUser, nodeCR(nil, "pool", "a"), cr("", "storageclasses")),
+			discovered: discovered, res: nodesRes, wantVerbs: []string{"get", "list"}},
+		{name: "secrets entry voids the nodes entry", global: globalRule(aliceUser, cr("", "secrets"), nodeCR(nil, "pool", "a")),
+			discovered: discovered, res: nodesRes},
+		{name: "secrets entry itself grants no secrets", global: globalRule(aliceUser, cr("", "secrets"), nodeCR(nil, "pool", "a")),
+			discovered: discovered, res: secretsRes},
+		{name: "secrets named as cluster-scoped still no secrets", global: globalRule(aliceUser, cr("", "secrets")),
+			discovered: discovered, res: Resource{Version: "v1", Resource: "secrets", Verbs: []string{"get", "list"}}},
+		{name: "kind without get voids the object", global: globalRule(aliceUser, cr("example.com", "widgets"), nodeCR(nil, "pool", "a")),
+			discovered: discovered, res: nodesRes},
+		{name: "invalid entry in another rule voids the object",
+			global: GlobalProxySettings{Name: "g", Rules: []GlobalRule{
+				{Subjects: []Subject{aliceUser}, ClusterResources: []ClusterResource{nodeCR(nil, "pool", "a")}},
+				{Subjects: []Subject{{Kind: KindUser, Name: "bob"}}, ClusterResources: []ClusterResource{cr("", "pods")}},
+			}},
+			discovered: discovered, res: nodesRes},
+		{name: "namespaced kind not discovered yet is no error", global: globalRule(aliceUser, cr("later.example.com", "gadgets"), nodeCR(nil, "pool", "a")),
+			discovered: discovered, res: nodesRes, wantVerbs: []string{"get", "list"}},
+		{name: "wildcard resources skip namespaced kinds", global: globalRule(aliceUser, ClusterResource{APIGroups: []string{"*"}, Resources: []string{"*"}, Selector: ptr(ml("pool", "a"))}),
+			discovered: discovered, res: nodesRes, wantVerbs: []string{"get", "list"}},
+		{name: "wildcard resources never select secrets", global: globalRule(aliceUser, ClusterResource{APIGroups: []string{"*"}, Resources: []string{"*"}, Selector: ptr(ml())}),
+			discovered: discovered, res: secretsRes},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &Snapshot{Global: []GlobalProxySettings{tt.global}, Discovered: tt.discovered}
+			g := s.Evaluate(gateOn, alice, tt.res)
+			if got := g.Verbs(); !slices.Equal(got, tt.wantVerbs) {
+				t.Fatalf("verbs = %v, want %v", got, tt.wantVerbs)
+			}
+			if tt.wantVerbs == nil {
+				if !g.Empty() {
+					t.Fatalf("grant is not empty")
+				}
+				if g.Permits("get", n1) || g.Permits("list", n1) {
+					t.Fatalf("grant permits an object")
+				}
+				if _, ok, _ := g.ListFilter(); ok {
+					t.Fatalf("grant has a list filter")
+				}
+			}
+			// The engine and the status controller agree.
+			if ready := len(ValidateGlobal(tt.global, tt.discovered)) == 0; ready != globalValid(tt.global, tt.discovered) {
+				t.Fatalf("ValidateGlobal ready=%v but engine globalValid disagrees", ready)
+			}
+		})
+	}
+}
