@@ -74,3 +74,43 @@ func TestInvalidGlobalGrantsNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestInvalidProxySettingGrantsNothing: a ProxySetting the status
+// controller reports Ready=False (ValidateProxySetting refuses one of its
+// entries) hands out none of its entries.
+func TestInvalidProxySettingGrantsNothing(t *testing.T) {
+	base := classSnapshot()
+	base.Discovered = []Resource{nodesRes, scRes, podsRes, {Version: "v1", Resource: "secrets", Namespaced: true, Verbs: []string{"get", "list"}}}
+	dave := Identity{User: "dave", Groups: []string{"projectcapsule.dev"}, TenantUser: true}
+	secrets := ClusterResource{APIGroups: []string{""}, Resources: []string{"secrets"}, Selector: ptr(ml())}
+	nodesOwner := func(crs ...ClusterResource) Owner {
+		o := owner(KindUser, "dave", kg(Nodes, OpList))
+		o.ClusterResources = crs
+		return o
+	}
+	tests := []struct {
+		name   string
+		owners []Owner
+		reason string // "" valid
+		verbs  []string
+	}{
+		{name: "valid", owners: []Owner{nodesOwner()}, verbs: []string{"get", "list"}},
+		{name: "secrets clusterResources entry voids it", owners: []Owner{nodesOwner(secrets)}, reason: ReasonNamespacedResource},
+		{name: "unknown kind voids it", owners: []Owner{owner(KindUser, "dave", kg(Nodes, OpList), kg("Secrets", OpList))}, reason: ReasonInvalidProxySettings},
+		{name: "unknown operation voids it", owners: []Owner{owner(KindUser, "dave", kg(Nodes, OpList, OpGet))}, reason: ReasonInvalidOperation},
+		{name: "another subject's invalid entry voids it", owners: []Owner{nodesOwner(), owner(KindUser, "erin", kg("Secrets", OpList))}, reason: ReasonInvalidProxySettings},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ps := ProxySetting{Namespace: "wind-dev", Name: "p", Subjects: tt.owners}
+			if got := ReasonOf(ValidateProxySetting(ps, base.Discovered)); got != tt.reason {
+				t.Fatalf("reason = %q, want %q", got, tt.reason)
+			}
+			snap := *base
+			snap.ProxySettings = []ProxySetting{ps}
+			if got := snap.Evaluate(gateOff, dave, nodesRes).Verbs(); !slices.Equal(got, tt.verbs) {
+				t.Fatalf("verbs = %v, want %v", got, tt.verbs)
+			}
+		})
+	}
+}

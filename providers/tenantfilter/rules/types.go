@@ -68,6 +68,10 @@ type KindGrant struct {
 type Owner struct {
 	Subject
 	ProxySettings []KindGrant `json:"proxySettings,omitempty"`
+	// ClusterResources (a ProxySetting subject's, newer capsule-proxy)
+	// never grant; they are kept so that an invalid one voids the
+	// ProxySetting here as it makes the object Ready=False.
+	ClusterResources []ClusterResource `json:"clusterResources,omitempty"`
 }
 
 // AllowedList is Capsule's allowed-class list: names (allowed), a default,

@@ -10,10 +10,11 @@ import (
 // these as the reason of a settings object's Ready=False condition, so they
 // are part of the objects' API.
 const (
-	ReasonInvalidOperation    = "InvalidOperation"
-	ReasonInvalidSelector     = "InvalidSelector"
-	ReasonNamespacedResource  = "NamespacedResource"
-	ReasonUnsupportedResource = "UnsupportedResource"
+	ReasonInvalidOperation     = "InvalidOperation"
+	ReasonInvalidSelector      = "InvalidSelector"
+	ReasonNamespacedResource   = "NamespacedResource"
+	ReasonUnsupportedResource  = "UnsupportedResource"
+	ReasonInvalidProxySettings = "InvalidProxySettings"
 )
 
 // InvalidEntry is why one clusterResources entry is invalid: a Reason
@@ -117,4 +118,35 @@ func globalValid(g GlobalProxySettings, discovered []Resource) bool {
 		}
 	}
 	return true
+}
+
+// legacyOps are the operations of a legacy proxySettings entry.
+var legacyOps = map[string]bool{OpList: true, OpUpdate: true, OpDelete: true}
+
+// ValidateProxySetting is the one validation of a ProxySetting, the
+// status controller's and the engine's: every legacy proxySettings entry
+// names a known class kind and only List, Update or Delete, and every
+// clusterResources entry passes ValidateClusterResourceIn. It returns the
+// first refusal, naming its entry and wrapping an *InvalidEntry.
+func ValidateProxySetting(ps ProxySetting, discovered []Resource) error {
+	for i, s := range ps.Subjects {
+		for j, g := range s.ProxySettings {
+			path := fmt.Sprintf("subjects[%d].proxySettings[%d]", i, j)
+			if _, ok := legacyKinds[g.Kind]; !ok {
+				return &InvalidEntry{Reason: ReasonInvalidProxySettings, Message: fmt.Sprintf("%s: kind %q is not supported", path, g.Kind)}
+			}
+			for _, op := range g.Operations {
+				if !legacyOps[op] {
+					return &InvalidEntry{Reason: ReasonInvalidOperation,
+						Message: fmt.Sprintf("%s: operation %q is not supported; use List, Update or Delete", path, op)}
+				}
+			}
+		}
+		for j, cr := range s.ClusterResources {
+			if err := ValidateClusterResourceIn(cr, discovered); err != nil {
+				return fmt.Errorf("subjects[%d].clusterResources[%d]: %w", i, j, err)
+			}
+		}
+	}
+	return nil
 }
