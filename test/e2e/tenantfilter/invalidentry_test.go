@@ -98,3 +98,44 @@ func TestGlobalProxySettingsInvalidEntryGrantsNothing(t *testing.T) {
 		}
 	})
 }
+
+// TestProxySettingInvalidEntryGrantsNothing: a ProxySetting in a tenant
+// namespace whose subject lists a secrets clusterResources entry next to a
+// valid Nodes class grant is Ready=False (NamespacedResource) and hands out
+// nothing; a valid twin for another user shows the filter has loaded both.
+func TestProxySettingInvalidEntryGrantsNothing(t *testing.T) {
+	pool := uniq("psinv")
+	createNode(t, pool, map[string]string{"pool": pool})
+	tnt := newTenant(uniq("psinv-t"), userOwner(freshUser(t), kindOps(capsulev1beta2.NodesProxy, capsulev1beta2.ListOperation)))
+	tnt.Spec.NodeSelector = map[string]string{"pool": pool}
+	tnt = createTenant(t, tnt)
+	ns := uniq("psinv-ns")
+	createTenantNamespace(t, tnt, ns, linkCapsule)
+
+	victim, control := freshUser(t), freshUser(t)
+	nodes := []capsulev1beta2.ProxySettings{kindOps(capsulev1beta2.NodesProxy, capsulev1beta2.ListOperation)}
+	invalid := uniq("ps-invalid")
+	createProxySetting(t, ns, invalid, capsulev1beta1.OwnerSpec{Kind: capsulev1beta2.UserOwner, Name: victim, ProxyOperations: nodes,
+		ClusterResources: []capsulev1beta1.ClusterResource{{APIGroups: []string{""}, Resources: []string{"secrets"}, Selector: &metav1.LabelSelector{}}}})
+	createProxySetting(t, ns, uniq("ps-control"), capsulev1beta1.OwnerSpec{Kind: capsulev1beta2.UserOwner, Name: control, ProxyOperations: nodes})
+
+	p := startGrantsTarget(t, grantsOptions{ClusterScoped: true})
+	c := waitReady(t, capsulev1beta1.ProxySettingsGVR, ns, invalid, metav1.ConditionFalse, rules.ReasonNamespacedResource)
+	if !strings.Contains(c.Message, "subjects[0].clusterResources[0]") {
+		t.Fatalf("Ready message does not name the entry: %q", c.Message)
+	}
+	eventually(t, time.Minute, func() error {
+		code, body := p.Do(t, control, http.MethodGet, "/api/v1/nodes", "", nil)
+		if code != http.StatusOK {
+			return fmt.Errorf("control list: %d %s", code, body)
+		}
+		if got := only(listNames(t, body), pool); len(got) != 1 {
+			return fmt.Errorf("control list = %v", got)
+		}
+		return nil
+	})
+	for _, path := range []string{"/api/v1/nodes", "/api/v1/nodes/" + pool, "/api/v1/secrets", "/api/v1/namespaces/" + ns + "/secrets"} {
+		code, body := p.Do(t, victim, http.MethodGet, path, "", nil)
+		expectCode(t, path, code, body, http.StatusForbidden)
+	}
+}
