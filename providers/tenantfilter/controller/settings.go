@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	capsulev1beta1 "github.com/wharfhub/wharf/providers/tenantfilter/apis/capsule/v1beta1"
-	capsulev1beta2 "github.com/wharfhub/wharf/providers/tenantfilter/apis/capsule/v1beta2"
 	"github.com/wharfhub/wharf/providers/tenantfilter/rules"
 )
 
@@ -28,7 +27,7 @@ const (
 	ReasonUnsupportedResource  = rules.ReasonUnsupportedResource
 	ReasonNamespacedResource   = rules.ReasonNamespacedResource
 	ReasonInvalidSelector      = rules.ReasonInvalidSelector
-	ReasonInvalidProxySettings = "InvalidProxySettings"
+	ReasonInvalidProxySettings = rules.ReasonInvalidProxySettings
 	ReasonNotInTenant          = "NotInTenantNamespace"
 )
 
@@ -66,39 +65,20 @@ func validateGlobal(spec capsulev1beta1.GlobalProxySettingsSpec, disc []rules.Re
 	return verdict{ok: true, reason: ReasonValid, message: fmt.Sprintf("%d rule(s) valid", len(spec.Rules))}
 }
 
-var (
-	validKinds = map[capsulev1beta2.ProxyServiceKind]bool{
-		capsulev1beta2.NodesProxy: true, capsulev1beta2.StorageClassesProxy: true, capsulev1beta2.IngressClassesProxy: true,
-		capsulev1beta2.PriorityClassesProxy: true, capsulev1beta2.RuntimeClassesProxy: true, capsulev1beta2.PersistentVolumesProxy: true,
-	}
-	validLegacyOps = map[capsulev1beta2.ProxyOperation]bool{
-		capsulev1beta2.ListOperation: true, capsulev1beta2.UpdateOperation: true, capsulev1beta2.DeleteOperation: true,
-	}
-)
-
-// validateProxySetting validates a ProxySetting spec; tenants are the
-// tenants its namespace belongs to (none: valid but grants nothing).
-func validateProxySetting(spec capsulev1beta1.ProxySettingSpec, namespace string, tenants []string, disc []rules.Resource) verdict {
-	for i, s := range spec.Subjects {
-		for j, ps := range s.ProxyOperations {
-			if !validKinds[ps.Kind] {
-				return invalid(ReasonInvalidProxySettings, "subjects[%d].proxySettings[%d]: kind %q is not supported", i, j, ps.Kind)
-			}
-			for _, op := range ps.Operations {
-				if !validLegacyOps[op] {
-					return invalid(ReasonInvalidOperation, "subjects[%d].proxySettings[%d]: operation %q is not supported; use List, Update or Delete", i, j, op)
-				}
-			}
+// validateProxySetting validates a ProxySetting with the engine's own
+// rules.ValidateProxySetting; tenants are the tenants its namespace belongs
+// to (none: valid but grants nothing).
+func validateProxySetting(ps rules.ProxySetting, tenants []string, disc []rules.Resource) verdict {
+	if err := rules.ValidateProxySetting(ps, disc); err != nil {
+		reason := rules.ReasonOf(err)
+		if reason == "" {
+			reason = "InvalidSpec" // not reached: every refusal carries its reason
 		}
-		for j, cr := range s.ClusterResources {
-			if err := rules.ValidateClusterResourceIn(rules.ClusterResourceFromCapsule(cr), disc); err != nil {
-				return invalidEntry(fmt.Sprintf("subjects[%d].clusterResources[%d]", i, j), err)
-			}
-		}
+		return invalid(reason, "%v", err)
 	}
 	if len(tenants) == 0 {
 		return verdict{ok: true, reason: ReasonNotInTenant,
-			message: fmt.Sprintf("namespace %s belongs to no tenant: this ProxySetting grants nothing", namespace)}
+			message: fmt.Sprintf("namespace %s belongs to no tenant: this ProxySetting grants nothing", ps.Namespace)}
 	}
 	return verdict{ok: true, reason: ReasonValid,
 		message: fmt.Sprintf("applies to tenant %s; it never grants more than the tenant itself has", strings.Join(tenants, ", "))}
@@ -133,7 +113,8 @@ func (c *Controller) syncProxySetting(ctx context.Context, namespace, name strin
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &p); err != nil {
 		return c.writeReady(ctx, capsulev1beta1.ProxySettingsGVR, u, invalid("InvalidSpec", "cannot decode spec: %v", err))
 	}
-	return c.writeReady(ctx, capsulev1beta1.ProxySettingsGVR, u, validateProxySetting(p.Spec, namespace, c.existingTenantsOf(namespace), c.disc.resources()))
+	p.Namespace, p.Name = namespace, name
+	return c.writeReady(ctx, capsulev1beta1.ProxySettingsGVR, u, validateProxySetting(rules.ProxySettingFromCapsule(&p), c.existingTenantsOf(namespace), c.disc.resources()))
 }
 
 // existingTenantsOf names the existing tenants namespace belongs to.

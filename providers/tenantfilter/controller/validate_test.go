@@ -72,7 +72,9 @@ func TestValidateProxySetting(t *testing.T) {
 		{"bad op", subj(capsulev1beta2.ProxySettings{Kind: "Nodes", Operations: []capsulev1beta2.ProxyOperation{"Get"}}), []string{"wind"}, false, ReasonInvalidOperation},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v := validateProxySetting(tc.spec, "ns1", tc.tenants, testDiscovery)
+			ps := capsulev1beta1.ProxySetting{Spec: tc.spec}
+			ps.Namespace = "ns1"
+			v := validateProxySetting(rules.ProxySettingFromCapsule(&ps), tc.tenants, testDiscovery)
 			if v.ok != tc.ok || v.reason != tc.reason {
 				t.Fatalf("got %+v, want ok=%v reason %s", v, tc.ok, tc.reason)
 			}

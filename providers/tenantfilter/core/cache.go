@@ -11,6 +11,8 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+
+	"github.com/wharfhub/wharf/providers/tenantfilter/rules"
 )
 
 // informerCache implements Cache with one dynamic informer per resource,
@@ -127,6 +129,9 @@ func (c *informerCache) Resource(group, version, resource string) (ResourceInfo,
 
 // ClusterScoped implements Cache.
 func (c *informerCache) ClusterScoped() []ResourceInfo { return c.disco.clusterScoped() }
+
+// Discovered lists every discovered resource (see Cache).
+func (c *informerCache) Discovered() []rules.Resource { return c.disco.discovered() }
 
 // synced reports whether the informer for gvr exists and has synced.
 func (c *informerCache) synced(gvr schema.GroupVersionResource) bool {

@@ -12,6 +12,8 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/wharfhub/wharf/providers/tenantfilter/rules"
 )
 
 // liveDiscovery is the core's picture of what the downstream serves. It is
@@ -32,6 +34,9 @@ type liveDiscovery struct {
 	preferred map[schema.GroupResource]ResourceInfo
 	last      time.Time // when the last refresh started
 	failed    []schema.GroupVersion
+	// all is byGVR in the grants engine's terms, built once per refresh
+	// so that a request does not copy discovery.
+	all []rules.Resource
 }
 
 func newLiveDiscovery(client discovery.DiscoveryInterface, clk clock.Clock) *liveDiscovery {
@@ -65,6 +70,7 @@ func (d *liveDiscovery) refresh() error {
 	}
 	byGVR := map[schema.GroupVersionResource]ResourceInfo{}
 	preferred := map[schema.GroupResource]ResourceInfo{}
+	all := []rules.Resource{}
 	for _, list := range lists {
 		if list == nil {
 			continue
@@ -79,6 +85,7 @@ func (d *liveDiscovery) refresh() error {
 			}
 			info := resourceInfo(gv, r)
 			byGVR[info.GVR] = info
+			all = append(all, rules.Resource{Group: gv.Group, Version: gv.Version, Resource: r.Name, Namespaced: r.Namespaced, Verbs: info.Verbs})
 			gr := info.GVR.GroupResource()
 			if _, ok := preferred[gr]; !ok || preferredVersion[gv.Group] == gv.Version {
 				preferred[gr] = info
@@ -86,7 +93,7 @@ func (d *liveDiscovery) refresh() error {
 		}
 	}
 	d.mu.Lock()
-	d.byGVR, d.preferred, d.failed = byGVR, preferred, failed
+	d.byGVR, d.preferred, d.failed, d.all = byGVR, preferred, failed, all
 	d.mu.Unlock()
 	return nil
 }
@@ -151,6 +158,22 @@ func (d *liveDiscovery) clusterScoped() []ResourceInfo {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].GVR.String() < out[j].GVR.String() })
 	return out
+}
+
+// discovered is every resource of the last refresh (all versions,
+// namespaced included), reading discovery first if it never was.
+func (d *liveDiscovery) discovered() []rules.Resource {
+	d.mu.RLock()
+	never := d.byGVR == nil
+	d.mu.RUnlock()
+	if never {
+		if err := d.refresh(); err != nil {
+			klog.V(1).InfoS("tenant filter: discovery refresh failed", "err", err)
+		}
+	}
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.all
 }
 
 // failedGroups are the group versions the last refresh could not read.

@@ -23,6 +23,10 @@ func (c *Core) grantsSnapshot(ctx context.Context) (*rules.Snapshot, error) {
 	snap := &rules.Snapshot{
 		TenantNamespaces: c.tenancy.TenantNamespaces,
 		NamespaceTenant:  c.tenancy.NamespaceTenant,
+		// The status controller's discovery verdicts (a namespaced kind, a
+		// kind without get) void an object here too: Ready=False grants
+		// nothing.
+		Discovered: c.cache.Discovered(),
 	}
 	objs, err := c.listCached(ctx, capsulev1beta2.TenantsGVR.Group, capsulev1beta2.TenantsGVR.Resource)
 	if err != nil {
@@ -60,7 +64,7 @@ func (c *Core) grantsSnapshot(ctx context.Context) (*rules.Snapshot, error) {
 			if !convert(u, &p) {
 				return rules.ProxySetting{}, false
 			}
-			return proxySettingRules(&p), true
+			return rules.ProxySettingFromCapsule(&p), true
 		}); ok {
 			snap.ProxySettings = append(snap.ProxySettings, p)
 		}
@@ -171,14 +175,6 @@ func allowedList(a *capsulev1beta2.DefaultAllowedListSpec) *rules.AllowedList {
 		AllowedRegex:  a.Regex,
 		LabelSelector: a.LabelSelector,
 	}
-}
-
-func proxySettingRules(p *capsulev1beta1.ProxySetting) rules.ProxySetting {
-	out := rules.ProxySetting{Namespace: p.Namespace, Name: p.Name}
-	for _, s := range p.Spec.Subjects {
-		out.Subjects = append(out.Subjects, owner(string(s.Kind), s.Name, s.ProxyOperations))
-	}
-	return out
 }
 
 // grantsConfig and grantsIdentity map the options and the caller.

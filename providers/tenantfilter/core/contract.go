@@ -29,6 +29,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/wharfhub/wharf/providers/tenantfilter/rules"
 )
 
 // Caller is the authenticated identity a request is filtered for. The
@@ -95,6 +97,11 @@ type Cache interface {
 	Resource(group, version, resource string) (ResourceInfo, bool)
 	// ClusterScoped lists every discovered cluster-scoped resource.
 	ClusterScoped() []ResourceInfo
+	// Discovered lists every discovered resource in every served version,
+	// namespaced ones included, in the grants engine's terms: the engine
+	// validates settings objects against it as the status controller does.
+	// The slice is shared; callers must not modify it.
+	Discovered() []rules.Resource
 }
 
 // ResourceInfo is one discovered resource.

@@ -31,3 +31,24 @@ func ClusterResourceFromCapsule(cr capsulev1beta1.ClusterResource) ClusterResour
 	}
 	return out
 }
+
+// ProxySettingFromCapsule is the engine's view of a ProxySetting; the core
+// and the status controller both convert with it.
+func ProxySettingFromCapsule(p *capsulev1beta1.ProxySetting) ProxySetting {
+	out := ProxySetting{Namespace: p.Namespace, Name: p.Name}
+	for _, s := range p.Spec.Subjects {
+		o := Owner{Subject: Subject{Kind: string(s.Kind), Name: s.Name}}
+		for _, ps := range s.ProxyOperations {
+			g := KindGrant{Kind: string(ps.Kind)}
+			for _, op := range ps.Operations {
+				g.Operations = append(g.Operations, string(op))
+			}
+			o.ProxySettings = append(o.ProxySettings, g)
+		}
+		for _, cr := range s.ClusterResources {
+			o.ClusterResources = append(o.ClusterResources, ClusterResourceFromCapsule(cr))
+		}
+		out.Subjects = append(out.Subjects, o)
+	}
+	return out
+}

@@ -15,11 +15,14 @@
 //     tenant's class grants to other subjects, capped by what the tenant's
 //     owners were granted.
 //
-// validate.go is the one validation of clusterResources entries: the
-// engine ignores an object with an entry ValidateClusterResource refuses,
-// and the status controller reports ValidateClusterResourceIn's verdict
-// (with discovery) as the object's Ready condition. capsule.go converts
-// Capsule's objects to the engine's types for both.
+// validate.go is the one validation of settings objects
+// (ValidateClusterResourceIn for clusterResources entries, with discovery;
+// ValidateProxySetting for a ProxySetting): the status controller reports
+// its verdict as the object's Ready condition, and the engine, given the
+// core's discovery in Snapshot.Discovered, ignores every object it
+// refuses, so a Ready=False object grants nothing, not even its valid
+// entries. capsule.go converts Capsule's objects to the engine's types for
+// both.
 //
 // # Threat model
 //
@@ -38,5 +41,8 @@
 //     BadRequest rather than a guessed union);
 //   - every unknown value (an operation other than List/Get in a global
 //     rule, an unknown kind, a malformed selector or regexp, an empty
-//     apiGroups or resources list) grants nothing: failures close.
+//     apiGroups or resources list) grants nothing: failures close;
+//   - a namespaced kind is never granted: Evaluate refuses a namespaced
+//     resource, and an object naming one (judged against discovery, not
+//     the request's description) grants nothing at all.
 package rules

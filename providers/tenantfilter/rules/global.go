@@ -42,7 +42,7 @@ func (s *Snapshot) globalSelections(cfg Config, id Identity, res Resource) []glo
 		// An object with an invalid entry is not Ready (the status
 		// controller says why) and grants nothing at all, rather than
 		// a part its author did not mean on its own.
-		if !globalValid(g) {
+		if !globalValid(g, s.Discovered) {
 			continue
 		}
 		for _, rule := range g.Rules {

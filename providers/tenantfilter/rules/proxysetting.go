@@ -7,12 +7,17 @@ import "slices"
 // kind are capped by those the tenant's owners hold on that kind, and the
 // objects are the tenant's own selection, so whoever can write a
 // ProxySetting (a namespace admin, or an owner) can never obtain more than
-// the tenant was given. A ProxySetting outside a tenant namespace is ignored.
+// the tenant was given. A ProxySetting outside a tenant namespace is ignored,
+// and so is one ValidateProxySetting refuses (the status controller reports
+// it Ready=False): none of its entries grants.
 func (s *Snapshot) proxySettingSelections(id Identity, kind string) []legacySelection {
 	var out []legacySelection
 	for _, ps := range s.ProxySettings {
 		t, ok := s.tenantOf(ps.Namespace)
 		if !ok {
+			continue
+		}
+		if ValidateProxySetting(ps, s.Discovered) != nil {
 			continue
 		}
 		capOps := ownerOps(t, kind)

@@ -43,6 +43,12 @@ type Snapshot struct {
 	Namespaces       map[string][]string
 	TenantNamespaces func(tenant string) []string
 	NamespaceTenant  func(ns string) (string, bool)
+	// Discovered is every resource the downstream serves (namespaced ones
+	// included), from the core's discovery cache. The engine validates
+	// each settings object against it exactly as the status controller
+	// does, so an object the controller reports Ready=False grants
+	// nothing. Nil (discovery never read) leaves only the static checks.
+	Discovered []Resource
 }
 
 // Subject names a User, Group or ServiceAccount. A ServiceAccount is named
@@ -62,6 +68,10 @@ type KindGrant struct {
 type Owner struct {
 	Subject
 	ProxySettings []KindGrant `json:"proxySettings,omitempty"`
+	// ClusterResources (a ProxySetting subject's, newer capsule-proxy)
+	// never grant; they are kept so that an invalid one voids the
+	// ProxySetting here as it makes the object Ready=False.
+	ClusterResources []ClusterResource `json:"clusterResources,omitempty"`
 }
 
 // AllowedList is Capsule's allowed-class list: names (allowed), a default,

@@ -10,10 +10,11 @@ import (
 // these as the reason of a settings object's Ready=False condition, so they
 // are part of the objects' API.
 const (
-	ReasonInvalidOperation    = "InvalidOperation"
-	ReasonInvalidSelector     = "InvalidSelector"
-	ReasonNamespacedResource  = "NamespacedResource"
-	ReasonUnsupportedResource = "UnsupportedResource"
+	ReasonInvalidOperation     = "InvalidOperation"
+	ReasonInvalidSelector      = "InvalidSelector"
+	ReasonNamespacedResource   = "NamespacedResource"
+	ReasonUnsupportedResource  = "UnsupportedResource"
+	ReasonInvalidProxySettings = "InvalidProxySettings"
 )
 
 // InvalidEntry is why one clusterResources entry is invalid: a Reason
@@ -41,8 +42,8 @@ func ReasonOf(err error) string {
 // ValidateClusterResource checks what one clusterResources entry gets
 // wrong on its own, as the spec's validation says: operations only List
 // and Get, and a valid selector (required). An empty apiGroups or
-// resources list is valid and selects nothing. The engine ignores an
-// object with an invalid entry. The error is an *InvalidEntry.
+// resources list is valid and selects nothing. The error is an
+// *InvalidEntry.
 func ValidateClusterResource(cr ClusterResource) error {
 	if _, err := globalVerbs(cr.Operations); err != nil {
 		return err
@@ -103,16 +104,49 @@ func ValidateGlobal(g GlobalProxySettings, discovered []Resource) []error {
 	return errs
 }
 
-// globalValid: every entry of the object passes ValidateClusterResource.
-// The engine has no discovery; what only discovery can refuse (a named
-// namespaced kind, or one without get) it never selects anyway.
-func globalValid(g GlobalProxySettings) bool {
+// globalValid: every entry of the object passes ValidateClusterResourceIn
+// against discovered, the status controller's own check, so an object it
+// reports Ready=False grants nothing (not even its valid entries: their
+// author did not mean them on their own). Discovery is the core's, read
+// at the time of the request, so the verdict follows CRDs as they come.
+func globalValid(g GlobalProxySettings, discovered []Resource) bool {
 	for _, rule := range g.Rules {
 		for _, cr := range rule.ClusterResources {
-			if ValidateClusterResource(cr) != nil {
+			if ValidateClusterResourceIn(cr, discovered) != nil {
 				return false
 			}
 		}
 	}
 	return true
+}
+
+// legacyOps are the operations of a legacy proxySettings entry.
+var legacyOps = map[string]bool{OpList: true, OpUpdate: true, OpDelete: true}
+
+// ValidateProxySetting is the one validation of a ProxySetting, the
+// status controller's and the engine's: every legacy proxySettings entry
+// names a known class kind and only List, Update or Delete, and every
+// clusterResources entry passes ValidateClusterResourceIn. It returns the
+// first refusal, naming its entry and wrapping an *InvalidEntry.
+func ValidateProxySetting(ps ProxySetting, discovered []Resource) error {
+	for i, s := range ps.Subjects {
+		for j, g := range s.ProxySettings {
+			path := fmt.Sprintf("subjects[%d].proxySettings[%d]", i, j)
+			if _, ok := legacyKinds[g.Kind]; !ok {
+				return &InvalidEntry{Reason: ReasonInvalidProxySettings, Message: fmt.Sprintf("%s: kind %q is not supported", path, g.Kind)}
+			}
+			for _, op := range g.Operations {
+				if !legacyOps[op] {
+					return &InvalidEntry{Reason: ReasonInvalidOperation,
+						Message: fmt.Sprintf("%s: operation %q is not supported; use List, Update or Delete", path, op)}
+				}
+			}
+		}
+		for j, cr := range s.ClusterResources {
+			if err := ValidateClusterResourceIn(cr, discovered); err != nil {
+				return fmt.Errorf("subjects[%d].clusterResources[%d]: %w", i, j, err)
+			}
+		}
+	}
+	return nil
 }
