@@ -34,14 +34,17 @@ func TestMetricsScraper(t *testing.T) {
 		t.Fatalf("bob's whoami: %d %s", code, body)
 	}
 	bobHome := string(home.PathOf("bob"))
+	// plain is a workspace that grants the scraper nothing.
+	h.createWorkspace("root", "plain")
 
 	// bob, admin of his home, does what he can there: a service account
-	// with cluster-admin, and every non-resource URL for the scraper group
+	// with every verb on every resource, and every non-resource URL for the scraper group
 	// and for himself.
 	h.mustKubectl(bobHome, "create", "serviceaccount", "prom", "-n", "default")
-	h.mustKubectl(bobHome, "create", "clusterrolebinding", "prom-admin", "--clusterrole=cluster-admin", "--serviceaccount=default:prom")
+	h.mustKubectl(bobHome, "create", "clusterrole", "everything", "--verb=*", "--resource=*.*")
+	h.mustKubectl(bobHome, "create", "clusterrolebinding", "prom-admin", "--clusterrole=everything", "--serviceaccount=default:prom")
 	h.mustKubectl(bobHome, "create", "clusterrole", "all-paths", "--verb=*", "--non-resource-url=*")
-	h.mustKubectl(bobHome, "create", "clusterrolebinding", "monitoring-all", "--clusterrole=all-paths", "--group=system:monitoring", "--user=bob")
+	h.mustKubectl(bobHome, "create", "clusterrolebinding", "monitoring-all", "--clusterrole=all-paths", "--group=system:monitoring", "--user=bob", "--serviceaccount=default:prom")
 	saToken := h.mustKubectl(bobHome, "create", "token", "prom", "-n", "default")
 	// RBAC reaches the authorizer through a watch: wait until the service
 	// account's grant works, so the denials below are not timing.
@@ -97,7 +100,12 @@ func TestMetricsScraper(t *testing.T) {
 		{"no metrics under /clusters/*", "metrics-token", http.MethodGet, "/clusters/*/metrics", nil, http.StatusForbidden, ""},
 		{"no metrics in bob's home, where bob granted the group everything", "metrics-token", http.MethodGet, "/clusters/" + bobHome + "/metrics", nil, http.StatusForbidden, ""},
 		{"nothing in bob's home", "metrics-token", http.MethodGet, "/clusters/" + bobHome + "/api/v1/namespaces", nil, http.StatusForbidden, ""},
-		{"no discovery in bob's home", "metrics-token", http.MethodGet, "/clusters/" + bobHome + "/api", nil, http.StatusForbidden, ""},
+		// In bob's home the group holds what bob bound to it (his own
+		// workspace, his choice); elsewhere the built-in grant adds nothing.
+		{"no discovery in a workspace", "metrics-token", http.MethodGet, "/clusters/root:plain/api", nil, http.StatusForbidden, ""},
+		{"no metrics in a workspace", "metrics-token", http.MethodGet, "/clusters/root:plain/metrics", nil, http.StatusForbidden, ""},
+		{"no readyz/etcd in a workspace", "metrics-token", http.MethodGet, "/clusters/root:plain/readyz/etcd", nil, http.StatusForbidden, ""},
+		{"no namespaces in a workspace", "metrics-token", http.MethodGet, "/clusters/root:plain/api/v1/namespaces", nil, http.StatusForbidden, ""},
 		{"nothing in root", "metrics-token", http.MethodGet, "/api/v1/namespaces", nil, http.StatusForbidden, ""},
 		{"no workspaces", "metrics-token", http.MethodGet, "/apis/tenancy.wharf.dev/v1alpha1/workspaces", nil, http.StatusForbidden, ""},
 		{"no impersonating bob", "metrics-token", http.MethodGet, "/api/v1/namespaces", imp("bob"), http.StatusForbidden, ""},
