@@ -42,9 +42,6 @@
 //     with the request's own workspace, which the hub asks for itself.
 //  5. Hub administrators are allowed; then the scope of provider
 //     identities applies (hub/providerauth).
-//  6. monitoring (after public-health, before visibility) allows exactly
-//     what step 2 let through for system:monitoring; it never applies
-//     inside a workspace, so the group gains nothing there.
 //  6. public-health allows the one thing an anonymous caller may do: GET
 //     exactly /livez, /readyz or /healthz, as upstream's
 //     system:public-info-viewer binding to system:unauthenticated
@@ -58,6 +55,9 @@
 //     grants name system:authenticated and service accounts, and the
 //     visibility step denies whomever no binding names (root's bindings
 //     are hub administrators' to write).
+//     Right after it, monitoring allows exactly what step 2 let through
+//     for system:monitoring; it never applies inside a workspace, so the
+//     group gains nothing there.
 //  7. workspace-visibility denies, with one fixed reason, everybody whom no
 //     binding of the workspace names (nor its own service-account token),
 //     and does so whether the workspace exists or not: a workspace one
