@@ -12,6 +12,7 @@ import (
 
 	"github.com/wharfhub/wharf/hub/authn"
 	"github.com/wharfhub/wharf/hub/authz/rbac"
+	"github.com/wharfhub/wharf/hub/cluster"
 	"github.com/wharfhub/wharf/hub/policy"
 )
 
@@ -165,4 +166,64 @@ func memberOf(u user.Info, groups []string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// monitoringGroup is upstream's group for scrapers: kube-apiserver's
+// bootstrap ClusterRole and ClusterRoleBinding system:monitoring grant it
+// get on /metrics and the verbose health paths, so a Prometheus needs no
+// administrator's token. Only the operator can put an identity in it: a
+// static token (--token-auth-file) or an IdP group when
+// --oidc-groups-prefix is empty (the operator's choice, as upstream's).
+// Workspace admins cannot: hub service accounts carry
+// system:serviceaccounts* only, and hub-guards refuse to impersonate any
+// system: group but system:authenticated and the service-account groups.
+const monitoringGroup = "system:monitoring"
+
+// monitoringGrant is the hub's system:monitoring: GET of /metrics and of
+// the health endpoints with their per-check sub-paths (/readyz/etcd).
+// Upstream's role also lists /metrics/slis; the brief of this grant is the
+// least a scraper needs, so it is left out. No /debug, no flags, nothing in
+// any workspace.
+var monitoringGrant = builtinGrant{name: "system:monitoring", groups: []string{monitoringGroup}, rules: []rbacv1.PolicyRule{
+	{Verbs: []string{"get"}, NonResourceURLs: []string{"/metrics", "/livez", "/livez/*", "/readyz", "/readyz/*", "/healthz", "/healthz/*"}},
+}}
+
+// monitoringAllows reports whether the request is one monitoringGrant
+// covers. The paths are process-wide, so the grant holds only where they
+// are: without a /clusters/ prefix (a workspace is no place to scrape the
+// hub from, and a grant must not appear inside one), for an identity that
+// is not confined to a workspace (a service-account token or an
+// impersonated identity never is a scraper), on a path in clean form.
+func monitoringAllows(ctx context.Context, attrs authorizer.Attributes) (string, bool) {
+	u := attrs.GetUser()
+	if u == nil || attrs.IsResourceRequest() || explicitTarget(ctx) {
+		return "", false
+	}
+	if _, confined := cluster.ConfinedTo(u); confined {
+		return "", false
+	}
+	group, ok := memberOf(u, monitoringGrant.groups)
+	if !ok || !clean(attrs.GetPath()) {
+		return "", false
+	}
+	for i := range monitoringGrant.rules {
+		if rbac.RuleAllows(attrs, &monitoringGrant.rules[i]) {
+			return group, true
+		}
+	}
+	return "", false
+}
+
+// monitoringStep allows what monitoringAllows covers. The process-wide
+// guard lets exactly these requests through to it, and it runs before the
+// visibility step, which would deny a scraper that no binding of root
+// names. It allows or has no opinion.
+func monitoringStep() authzunion.NamedAuthorizer {
+	return authzunion.NamedAuthorizer{AuthorizerName: "monitoring", Authorizer: authorizer.AuthorizerFunc(
+		func(ctx context.Context, attrs authorizer.Attributes) (authorizer.Decision, string, error) {
+			if group, ok := monitoringAllows(ctx, attrs); ok {
+				return authorizer.DecisionAllow, monitoringGrant.reason(group), nil
+			}
+			return authorizer.DecisionNoOpinion, "", nil
+		})}
 }

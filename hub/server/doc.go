@@ -28,7 +28,13 @@
 //     but hub administrators, whatever a workspace's RBAC says: /metrics,
 //     /debug/* (pprof, flags), /logs, /flagz, /statusz and whatever a
 //     library adds later are one process shared by every workspace
-//     (processwide.go; an allowlist, so new endpoints are closed).
+//     (processwide.go; an allowlist, so new endpoints are closed). The one
+//     exception is upstream's scraper group system:monitoring: GET of
+//     /metrics and the health paths with their sub-paths, without a
+//     /clusters/ prefix, for an identity not confined to a workspace
+//     (builtinpolicy.go monitoringAllows). Only the operator can put an
+//     identity in it (static tokens, unprefixed IdP groups): step 1
+//     refuses to impersonate it and service accounts never carry it.
 //  3. serviceaccount-binding denies a confined identity (cluster.ConfinedTo:
 //     a service-account token, or an impersonated identity) everywhere but
 //     in its own workspace: another one, /clusters/* or an unresolved one.
@@ -49,6 +55,9 @@
 //     grants name system:authenticated and service accounts, and the
 //     visibility step denies whomever no binding names (root's bindings
 //     are hub administrators' to write).
+//     Right after it, monitoring allows exactly what step 2 let through
+//     for system:monitoring; it never applies inside a workspace, so the
+//     group gains nothing there.
 //  7. workspace-visibility denies, with one fixed reason, everybody whom no
 //     binding of the workspace names (nor its own service-account token),
 //     and does so whether the workspace exists or not: a workspace one

@@ -43,8 +43,14 @@ type processWide struct {
 	allowed []string
 }
 
-func (g processWide) Authorize(_ context.Context, attrs authorizer.Attributes) (authorizer.Decision, string, error) {
+func (g processWide) Authorize(ctx context.Context, attrs authorizer.Attributes) (authorizer.Decision, string, error) {
 	if attrs.IsResourceRequest() || g.admins.has(attrs.GetUser()) {
+		return authorizer.DecisionNoOpinion, "", nil
+	}
+	// Scrapers (system:monitoring, builtinpolicy.go) read /metrics and the
+	// health sub-paths outside every workspace; the monitoring step allows
+	// exactly what passes here.
+	if _, ok := monitoringAllows(ctx, attrs); ok {
 		return authorizer.DecisionNoOpinion, "", nil
 	}
 	p := attrs.GetPath()

@@ -116,3 +116,30 @@ app.kubernetes.io/component: etcd
 {{- printf "--provider=%s=%s" .name $bin -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+wharf-hub.metricsTokenGenerated is "true" when the chart makes the
+scraper's token itself: a ServiceMonitor is wanted and no existing
+metrics token Secret is named.
+*/}}
+{{- define "wharf-hub.metricsTokenGenerated" -}}
+{{- if and .Values.metrics.serviceMonitor.enabled (empty .Values.metrics.serviceMonitor.bearerTokenSecret.name) -}}true{{- end -}}
+{{- end }}
+
+{{/* wharf-hub.metricsTokenSecret is the Secret the chart generates. */}}
+{{- define "wharf-hub.metricsTokenSecret" -}}
+{{- printf "%s-metrics-token" (include "wharf-hub.fullname" .) -}}
+{{- end }}
+
+{{/*
+wharf-hub.tokenFileSecret is "name key" of the hub's --token-auth-file:
+the operator's auth.tokenAuthSecret, else the generated metrics token
+file, else empty.
+*/}}
+{{- define "wharf-hub.tokenFileSecret" -}}
+{{- if .Values.auth.tokenAuthSecret.name -}}
+{{- printf "%s %s" .Values.auth.tokenAuthSecret.name .Values.auth.tokenAuthSecret.key -}}
+{{- else if include "wharf-hub.metricsTokenGenerated" . -}}
+{{- printf "%s tokens.csv" (include "wharf-hub.metricsTokenSecret" .) -}}
+{{- end -}}
+{{- end }}

@@ -28,11 +28,13 @@ import (
 // impersonation cache keeps a decision for about 10 s).
 
 // attackTokens are the people of the attack hub. bob is the usual
-// attacker, alice and carol victims; hubadmin is --admin-user.
+// attacker, alice and carol victims; hubadmin is --admin-user; metrics is
+// a scraper in system:monitoring (attack_review17_metrics_test.go).
 const attackTokens = `alice-token,alice,alice-uid,"devs"
 bob-token,bob,bob-uid,"devs"
 carol-token,carol,carol-uid,""
 hubadmin-token,hubadmin,hubadmin-uid,""
+metrics-token,wharf-metrics,wharf-metrics-uid,"system:monitoring"
 `
 
 // attack is one row of the table.
@@ -144,6 +146,7 @@ func startAttackHub(t *testing.T) *attackEnv {
 	}})
 	e := &attackEnv{t: t, h: h, etcd: etcd, vars: map[string]string{}, tokens: map[string]string{
 		"alice": "alice-token", "bob": "bob-token", "carol": "carol-token", "hubadmin": "hubadmin-token", "admin": h.Token,
+		"metrics": "metrics-token",
 	}}
 	// hubadmin authenticates once from loopback before any row floods it
 	// with bad tokens, so the failure throttle knows its token there (as
