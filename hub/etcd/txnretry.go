@@ -140,3 +140,11 @@ func FirstChangeIs(key string, rev int64, val []byte) Resolver {
 		return false, 0, nil
 	}
 }
+
+// Do runs op with the same policy, for an operation whose doubling is
+// harmless, such as granting a lease (one granted by an attempt that
+// failed ambiguously is never used, and expires at its TTL).
+func (w *Writer) Do(ctx context.Context, what string, op func(ctx context.Context) error) error {
+	_, _, err := w.kv().retry(ctx, what, "", op)
+	return err
+}
