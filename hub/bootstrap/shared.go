@@ -7,6 +7,8 @@ import (
 	"path"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/wharfhub/wharf/hub/etcd"
 )
 
 // SharedSecret returns the hub-wide secret called name, creating it with
@@ -20,6 +22,11 @@ import (
 // the hub's own credentials are. Rotation means deleting the key while the
 // hubs are stopped.
 func SharedSecret(ctx context.Context, c *clientv3.Client, prefix, name string, generate func() ([]byte, error)) ([]byte, error) {
+	return sharedSecret(ctx, c, etcd.NewWriter(c), prefix, name, generate)
+}
+
+// sharedSecret is SharedSecret writing through w (tests inject failures).
+func sharedSecret(ctx context.Context, c *clientv3.Client, w *etcd.Writer, prefix, name string, generate func() ([]byte, error)) ([]byte, error) {
 	key := path.Join(prefix, "wharf.dev", "secrets", name)
 	if got, err := getSecret(ctx, c, key); err != nil || got != nil {
 		return got, err
@@ -31,11 +38,16 @@ func SharedSecret(ctx context.Context, c *clientv3.Client, prefix, name string, 
 	if len(val) == 0 {
 		return nil, errors.New("generated shared secret is empty")
 	}
-	resp, err := c.Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-		Then(clientv3.OpPut(key, string(val))).
-		Else(clientv3.OpGet(key)).
-		Commit()
+	// Retried across an etcd member or leader failure, so that a replica
+	// starting then does not fail. No resolver is needed: a retry that
+	// finds the key taken reads it in the Else branch, and that is the
+	// value to use whether our own first attempt or another replica's
+	// wrote it.
+	resp, err := w.Txn(ctx, key, func(t clientv3.Txn) clientv3.Txn {
+		return t.If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+			Then(clientv3.OpPut(key, string(val))).
+			Else(clientv3.OpGet(key))
+	}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("storing shared secret %s: %w", name, err)
 	}

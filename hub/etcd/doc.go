@@ -4,7 +4,12 @@
 // that the loss of one member of an etcd cluster, or of its leader, costs
 // clients no error: compare-and-swap writes cut off by it are retried,
 // exactly once in effect, and an attempt that may have been applied is
-// decided from the key or its history.
+// decided from the key or its history. Writer (txnretry.go) applies the
+// same policy to the writes that go to etcd directly (the workspace
+// index, login state and sessions, the replica registry, shared
+// secrets): idempotent puts and deletes are re-sent, and a
+// compare-and-swap Txn names a Resolver that tells from the key whether
+// its own earlier attempt is why a retry's compare failed.
 //
 // Threat model. etcd holds everything: every workspace's objects, every
 // Secret, the service-account signing key and the login sessions' refresh

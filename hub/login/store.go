@@ -9,6 +9,8 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/wharfhub/wharf/hub/etcd"
 )
 
 // store keeps the server-side half of login in etcd, shared by all hub
@@ -17,7 +19,10 @@ import (
 // Every key has a lease, so nothing outlives the state or session it
 // belongs to.
 type store struct {
-	c      *clientv3.Client
+	c *clientv3.Client
+	// w retries the store's writes across an etcd member or leader
+	// failure, so that a login does not fail then.
+	w      *etcd.Writer
 	prefix string
 	// tokens seals refresh tokens at rest: etcd readers (backups) do not
 	// get IdP credentials.
@@ -38,7 +43,7 @@ func newStore(c *clientv3.Client, prefix string, secret []byte) (*store, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &store{c: c, prefix: path.Join(prefix, "wharf.dev", "login"), tokens: t}, nil
+	return &store{c: c, w: etcd.NewWriter(c), prefix: path.Join(prefix, "wharf.dev", "login"), tokens: t}, nil
 }
 
 func (s *store) stateKey(id string) string   { return path.Join(s.prefix, "states", id) }
@@ -50,11 +55,18 @@ func (s *store) leaseFor(ctx context.Context, until time.Time) (clientv3.LeaseID
 	if ttl < 2 {
 		ttl = 2
 	}
-	l, err := s.c.Grant(ctx, ttl)
+	var id clientv3.LeaseID
+	err := s.w.Do(ctx, "grant", func(ctx context.Context) error {
+		l, err := s.c.Grant(ctx, ttl)
+		if err == nil {
+			id = l.ID
+		}
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("granting lease: %w", err)
 	}
-	return l.ID, nil
+	return id, nil
 }
 
 // consumeState marks a state id used. It returns false if it was used
@@ -66,10 +78,13 @@ func (s *store) consumeState(ctx context.Context, id string, until time.Time) (b
 		return false, err
 	}
 	key := s.stateKey(id)
-	resp, err := s.c.Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-		Then(clientv3.OpPut(key, "used", clientv3.WithLease(lease))).
-		Commit()
+	// A retry after an ambiguous failure finds the state used if the first
+	// attempt applied; the key is then on this call's own fresh lease,
+	// which tells it apart from a replay.
+	resp, err := s.w.Txn(ctx, key, func(t clientv3.Txn) clientv3.Txn {
+		return t.If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+			Then(clientv3.OpPut(key, "used", clientv3.WithLease(lease)))
+	}, etcd.ValueIs(key, []byte("used"), lease))
 	if err != nil {
 		return false, fmt.Errorf("recording login state: %w", err)
 	}
@@ -105,7 +120,7 @@ func (s *store) createSession(ctx context.Context, id string, rec record, until 
 	if err != nil {
 		return fmt.Errorf("encoding session record: %w", err)
 	}
-	if _, err := s.c.Put(ctx, s.sessionKey(id), string(body), clientv3.WithLease(lease)); err != nil {
+	if _, err := s.w.Put(ctx, s.sessionKey(id), string(body), clientv3.WithLease(lease)); err != nil {
 		return fmt.Errorf("storing session: %w", err)
 	}
 	return nil
@@ -139,10 +154,12 @@ func (s *store) updateSession(ctx context.Context, id string, rev int64, rec rec
 		return false, fmt.Errorf("encoding session record: %w", err)
 	}
 	key := s.sessionKey(id)
-	resp, err := s.c.Txn(ctx).
-		If(clientv3.Compare(clientv3.ModRevision(key), "=", rev)).
-		Then(clientv3.OpPut(key, string(body), clientv3.WithIgnoreLease())).
-		Commit()
+	// Only this put can be the first change after rev if it applied: the
+	// key's history resolves an ambiguous first attempt.
+	resp, err := s.w.Txn(ctx, key, func(t clientv3.Txn) clientv3.Txn {
+		return t.If(clientv3.Compare(clientv3.ModRevision(key), "=", rev)).
+			Then(clientv3.OpPut(key, string(body), clientv3.WithIgnoreLease()))
+	}, etcd.FirstChangeIs(key, rev, body))
 	if err != nil {
 		return false, fmt.Errorf("updating session: %w", err)
 	}
@@ -151,7 +168,7 @@ func (s *store) updateSession(ctx context.Context, id string, rev int64, rec rec
 
 // deleteSession ends a session on every replica at once.
 func (s *store) deleteSession(ctx context.Context, id string) error {
-	if _, err := s.c.Delete(ctx, s.sessionKey(id)); err != nil {
+	if _, err := s.w.Delete(ctx, s.sessionKey(id)); err != nil {
 		return fmt.Errorf("deleting session: %w", err)
 	}
 	return nil

@@ -11,6 +11,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/klog/v2"
+
+	"github.com/wharfhub/wharf/hub/etcd"
 )
 
 const (
@@ -38,6 +40,9 @@ var ErrUnknownReplica = errors.New("replica not registered")
 // alive by Run, so a dead replica's entry expires.
 type Registry struct {
 	client *clientv3.Client
+	// writes retries the registration across an etcd member or leader
+	// failure, so that it lands without waiting for Run's next round.
+	writes *etcd.Writer
 	prefix string
 	self   Replica
 
@@ -54,6 +59,7 @@ type cachedReplica struct {
 func NewRegistry(client *clientv3.Client, etcdPrefix string, self Replica) *Registry {
 	return &Registry{
 		client: client,
+		writes: etcd.NewWriter(client),
 		prefix: strings.TrimSuffix(etcdPrefix, "/") + "/wharf.dev/replicas/",
 		self:   self,
 		cache:  map[string]cachedReplica{},
@@ -100,11 +106,16 @@ func (r *Registry) register(ctx context.Context) (clientv3.LeaseID, <-chan *clie
 	if err != nil {
 		return 0, nil, err
 	}
-	g, err := r.client.Grant(ctx, registryTTL)
-	if err != nil {
+	var g *clientv3.LeaseGrantResponse
+	if err := r.writes.Do(ctx, "grant", func(ctx context.Context) error {
+		var err error
+		g, err = r.client.Grant(ctx, registryTTL)
+		return err
+	}); err != nil {
 		return 0, nil, fmt.Errorf("granting lease: %w", err)
 	}
-	if _, err := r.client.Put(ctx, r.prefix+r.self.Name, string(val), clientv3.WithLease(g.ID)); err != nil {
+	// The same value on the same lease: re-sending is harmless.
+	if _, err := r.writes.Put(ctx, r.prefix+r.self.Name, string(val), clientv3.WithLease(g.ID)); err != nil {
 		return 0, nil, fmt.Errorf("writing registration: %w", err)
 	}
 	alive, err := r.client.KeepAlive(ctx, g.ID)

@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/wharfhub/wharf/hub/cluster"
+	"github.com/wharfhub/wharf/hub/etcd"
 )
 
 // ErrNotFound is returned when a path or id names no workspace.
@@ -37,7 +38,10 @@ type Info struct {
 
 // Index maps workspace paths to logical cluster ids and back.
 type Index struct {
-	client      *clientv3.Client
+	client *clientv3.Client
+	// writes retries the index's writes across an etcd member or leader
+	// failure, so that a workspace create or delete does not fail then.
+	writes      *etcd.Writer
 	clustersKey string // <prefix>/wharf.dev/logicalclusters/
 	pathsKey    string // <prefix>/wharf.dev/workspacepaths/
 
@@ -54,8 +58,13 @@ type Index struct {
 // NewIndex returns an index stored under etcdPrefix (normally /registry).
 func NewIndex(client *clientv3.Client, etcdPrefix string) *Index {
 	p := strings.TrimSuffix(etcdPrefix, "/") + "/wharf.dev/"
+	var writes *etcd.Writer
+	if client != nil { // tests of the in-memory half pass none
+		writes = etcd.NewWriter(client)
+	}
 	return &Index{
 		client:      client,
+		writes:      writes,
 		clustersKey: p + "logicalclusters/",
 		pathsKey:    p + "workspacepaths/",
 		byID:        map[cluster.ID]record{},
@@ -101,10 +110,13 @@ func (x *Index) Allocate(ctx context.Context, path cluster.Path) (cluster.ID, er
 		return "", err
 	}
 	pk, ck := x.pathsKey+string(path), x.clustersKey+string(id)
-	resp, err := x.client.Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(pk), "=", 0), clientv3.Compare(clientv3.CreateRevision(ck), "=", 0)).
-		Then(clientv3.OpPut(pk, string(id)), clientv3.OpPut(ck, string(rec))).
-		Commit()
+	// A retry after an ambiguous failure finds the path taken if the first
+	// attempt applied: the path then maps to this id, fresh and random, so
+	// that tells it apart from a real conflict.
+	resp, err := x.writes.Txn(ctx, pk, func(t clientv3.Txn) clientv3.Txn {
+		return t.If(clientv3.Compare(clientv3.CreateRevision(pk), "=", 0), clientv3.Compare(clientv3.CreateRevision(ck), "=", 0)).
+			Then(clientv3.OpPut(pk, string(id)), clientv3.OpPut(ck, string(rec)))
+	}, etcd.ValueIs(pk, []byte(id), 0))
 	if err != nil {
 		return "", fmt.Errorf("allocating workspace %s: %w", path, err)
 	}
@@ -123,7 +135,11 @@ func (x *Index) MarkTerminating(ctx context.Context, id cluster.ID, path cluster
 		return err
 	}
 	ck := x.clustersKey + string(id)
-	resp, err := x.client.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(ck), ">", 0)).Then(clientv3.OpPut(ck, string(rec))).Commit()
+	// Re-sending is harmless: once applied, the compare still holds and
+	// the same record is written again.
+	resp, err := x.writes.Txn(ctx, ck, func(t clientv3.Txn) clientv3.Txn {
+		return t.If(clientv3.Compare(clientv3.CreateRevision(ck), ">", 0)).Then(clientv3.OpPut(ck, string(rec)))
+	}, nil)
 	if err != nil {
 		return fmt.Errorf("marking workspace %s terminating: %w", path, err)
 	}
@@ -135,10 +151,10 @@ func (x *Index) MarkTerminating(ctx context.Context, id cluster.ID, path cluster
 
 // Release forgets the mapping of id and path.
 func (x *Index) Release(ctx context.Context, id cluster.ID, path cluster.Path) error {
-	resp, err := x.client.Txn(ctx).Then(
-		clientv3.OpDelete(x.pathsKey+string(path)),
-		clientv3.OpDelete(x.clustersKey+string(id)),
-	).Commit()
+	// Deletes without a compare: re-sending is harmless.
+	resp, err := x.writes.Txn(ctx, x.pathsKey+string(path), func(t clientv3.Txn) clientv3.Txn {
+		return t.Then(clientv3.OpDelete(x.pathsKey+string(path)), clientv3.OpDelete(x.clustersKey+string(id)))
+	}, nil)
 	if err != nil {
 		return fmt.Errorf("releasing workspace %s: %w", path, err)
 	}

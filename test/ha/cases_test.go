@@ -71,6 +71,7 @@ func etcdMemberLoss(t *testing.T, b *bed, ws []string) {
 		// its revision), plus resuming watches, whose lists read etcd's
 		// current revision.
 		ld := b.startLoad(t, b.lb.URL, loadSpec{writers: writers, workspaces: ws, watched: ws[:2], mixed: true, pause: 10 * time.Millisecond})
+		wl := b.startWorkspaceLoad(t, fmt.Sprintf("wsload-%v", leader))
 		settle(3 * time.Second)
 		victim := b.etcdLeader(t)
 		role := "leader"
@@ -85,6 +86,7 @@ func etcdMemberLoss(t *testing.T, b *bed, ws []string) {
 		b.etcd.waitHealthy(t, victim, 2*time.Minute)
 		settle(3 * time.Second)
 		ld.stopWriters()
+		wl.check(t, b, role)
 		watchersCaughtUp(t, ld)
 		checkLoad(t, b, ld, b.hubs[0], ws)
 		record(t, "slowest acknowledged write", time.Duration(ld.slowest.Load()).Round(10*time.Millisecond))
