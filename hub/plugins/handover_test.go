@@ -40,8 +40,10 @@ func TestHostHandover(t *testing.T) {
 	if processAlive(st.Pid) {
 		t.Fatalf("example pid %d alive after Handover returned", st.Pid)
 	}
-	if got, _ := h.Status("example"); got.State != StateStopped {
-		t.Fatalf("example after handover: %s", got.State)
+	// Stopped, or already Standby: the gate follows the new holder at
+	// once, and the test cannot tell which it sees first.
+	if got, _ := h.Status("example"); got.State != StateStopped && got.State != StateStandby {
+		t.Fatalf("example after handover: %s, want Stopped or Standby", got.State)
 	}
 	if _, ok := h.Transport("example"); ok {
 		t.Fatal("example keeps a transport after handover")
