@@ -3,9 +3,12 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/wharfhub/wharf/hub/cluster"
 )
 
 // Keyed couples an informer to a work queue: every added or updated object
@@ -16,13 +19,13 @@ type Keyed struct {
 	Queue    workqueue.TypedRateLimitingInterface[string]
 }
 
-// NewKeyed wires inf to a new rate-limited queue. A nil filter queues every
-// object.
-func NewKeyed(name string, inf cache.SharedIndexInformer, filter func(obj interface{}) bool) (*Keyed, error) {
+// NewKeyed wires inf to a new fair, rate-limited queue (NewFair) whose
+// keys are charged to tenantOf's answer (nil: one tenant). A nil filter
+// queues every object.
+func NewKeyed(name string, inf cache.SharedIndexInformer, filter func(obj interface{}) bool, tenantOf func(string) string) (*Keyed, error) {
 	k := &Keyed{
 		Name: name, Informer: inf,
-		Queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: name}),
+		Queue: NewFair(FairConfig[string]{Name: name, TenantOf: tenantOf}),
 	}
 	enqueue := func(obj interface{}) {
 		if filter != nil && !filter(obj) {
@@ -53,4 +56,17 @@ func (k *Keyed) Run(ctx context.Context, workers int, reconcile func(context.Con
 		return
 	}
 	Run(ctx, k.Queue, workers, k.Name, reconcile)
+}
+
+// ClusterKeyTenant names the tenant of an informer key of
+// storage.NewClusterInformer ("<cluster>/<namespace>/<name>" or
+// "<cluster>//<name>") by its cluster.
+func ClusterKeyTenant(t TenantOfCluster) func(string) string {
+	if t == nil {
+		return nil
+	}
+	return func(key string) string {
+		id, _, _ := strings.Cut(key, "/")
+		return t(cluster.ID(id))
+	}
 }
