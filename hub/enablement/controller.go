@@ -68,7 +68,7 @@ func NewController(cfg Config, x *Index) (*Controller, error) {
 	}}); err != nil {
 		return nil, fmt.Errorf("binding indexer: %w", err)
 	}
-	keyed, err := controller.NewKeyed("provider-bindings", x.bindings, nil)
+	keyed, err := controller.NewKeyed("provider-bindings", x.bindings, nil, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -60,13 +60,21 @@ type Collector struct {
 
 // New returns a collector over the given built-in resources. Nothing runs
 // until Run. Custom resources are added with WatchCustomResources.
-func New(resources []*Resource) (*Collector, error) {
+//
+// Its queue takes turns between tenants (tenantOf of each object's
+// cluster): one tenant's thousands of objects whose owners are gone wait
+// behind each other, and another tenant's dependent is looked at after at
+// most one of them (issue 24, B7).
+func New(resources []*Resource, tenantOf controller.TenantOfCluster) (*Collector, error) {
+	var byTenant func(objKey) string
+	if tenantOf != nil {
+		byTenant = func(k objKey) string { return tenantOf(k.cluster) }
+	}
 	c := &Collector{
 		byKind:     map[schema.GroupKind]*monitor{},
 		nodes:      map[objKey]*node{},
 		dependents: map[objKey]map[objKey]bool{},
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[objKey](),
-			workqueue.TypedRateLimitingQueueConfig[objKey]{Name: "garbage-collector"}),
+		queue:      controller.NewFair(controller.FairConfig[objKey]{Name: "garbage-collector", TenantOf: byTenant}),
 	}
 	for _, r := range resources {
 		m, err := c.newMonitor(r.Kind, r.Namespaced, registryStore{r.Store}, wstorage.WildcardListWatch(r.Store), r.New())

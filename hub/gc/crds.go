@@ -63,7 +63,7 @@ func (c *Collector) WatchCustomResources(cfg *rest.Config) error {
 
 func (c *Collector) watchCRDs(mc metadata.Interface, f apiextensionsinformers.SharedInformerFactory) error {
 	inf := f.Apiextensions().V1().CustomResourceDefinitions().Informer()
-	keyed, err := controller.NewKeyed("garbage-collector-crds", inf, nil)
+	keyed, err := controller.NewKeyed("garbage-collector-crds", inf, nil, nil)
 	if err != nil {
 		return err
 	}

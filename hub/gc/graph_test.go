@@ -28,7 +28,7 @@ func informerCopy(t *testing.T, id cluster.ID, ns, name string, uid types.UID, o
 
 func newTestCollector(t *testing.T) *Collector {
 	t.Helper()
-	c, err := New(nil)
+	c, err := New(nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,8 +43,9 @@ type Controller struct {
 }
 
 // NewController returns a namespace deletion controller.
-// finalize is the namespaces/finalize storage.
-func NewController(store Store, finalize rest.Updater, etcd *clientv3.Client, etcdPrefix string) (*Controller, error) {
+// finalize is the namespaces/finalize storage. Its queue takes turns
+// between tenants (tenantOf of each namespace's cluster).
+func NewController(store Store, finalize rest.Updater, etcd *clientv3.Client, etcdPrefix string, tenantOf controller.TenantOfCluster) (*Controller, error) {
 	inf, err := wstorage.NewClusterInformer(store, &corev1.Namespace{}, 10*time.Minute)
 	if err != nil {
 		return nil, err
@@ -52,7 +53,7 @@ func NewController(store Store, finalize rest.Updater, etcd *clientv3.Client, et
 	keyed, err := controller.NewKeyed("namespace-deletion", inf, func(obj interface{}) bool {
 		ns, ok := obj.(*corev1.Namespace)
 		return ok && ns.DeletionTimestamp != nil
-	})
+	}, controller.ClusterKeyTenant(tenantOf))
 	if err != nil {
 		return nil, err
 	}

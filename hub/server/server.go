@@ -27,6 +27,7 @@ import (
 	tenancyv1alpha1 "github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1"
 	"github.com/wharfhub/wharf/hub/authz/rbac"
 	"github.com/wharfhub/wharf/hub/cluster"
+	"github.com/wharfhub/wharf/hub/controller"
 	"github.com/wharfhub/wharf/hub/crdcleanup"
 	"github.com/wharfhub/wharf/hub/gc"
 	"github.com/wharfhub/wharf/hub/namespaces"
@@ -105,7 +106,7 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 	nsStore := builtin[corev1.SchemeGroupVersion]["namespaces"].(*registry.NamespaceStorage).Store()
 	h.namespaces = nsStore
 	x.NamespaceLifecycle.SetNamespaces(nsStore)
-	nsController, err := namespaces.NewController(nsStore, builtin[corev1.SchemeGroupVersion]["namespaces"].(*registry.NamespaceStorage).Finalize(), x.EtcdClient, x.EtcdPrefix)
+	nsController, err := namespaces.NewController(nsStore, builtin[corev1.SchemeGroupVersion]["namespaces"].(*registry.NamespaceStorage).Finalize(), x.EtcdClient, x.EtcdPrefix, clusterTenants(x.Index))
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +130,7 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 	}
 	// Aggregated rules are written back as upstream's controller does,
 	// within one quota's worth of rules per workspace (aggregation.go).
-	rbacAuthz.EnableWriteBack(aggregatedRulesWriter(builtin[rbacGV]["clusterroles"].(rest.Updater), sets.List(x.Admins.groups)), quota.MaxRules)
+	rbacAuthz.EnableWriteBack(aggregatedRulesWriter(builtin[rbacGV]["clusterroles"].(rest.Updater), sets.List(x.Admins.groups)), quota.MaxRules, clusterTenants(x.Index))
 	h.policy = policy.Stores{
 		ClusterRoles:        builtin[rbacGV]["clusterroles"].(rest.Creater),
 		ClusterRoleBindings: builtin[rbacGV]["clusterrolebindings"].(rest.Creater),
@@ -180,7 +181,7 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 		}
 	}
 
-	collector, err := newCollector(builtin)
+	collector, err := newCollector(builtin, clusterTenants(x.Index))
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +190,7 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 	if err := collector.WatchCustomResources(s.LoopbackClientConfig); err != nil {
 		return nil, err
 	}
-	wsController, err := workspaces.NewController(wsREST, x.Index, x.EtcdClient, x.EtcdPrefix)
+	wsController, err := workspaces.NewController(wsREST, x.Index, x.EtcdClient, x.EtcdPrefix, clusterTenants(x.Index))
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +208,7 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 	if err != nil {
 		return nil, err
 	}
-	crdController, err := crdcleanup.New(crdClient, x.EtcdClient, x.EtcdPrefix, reserved)
+	crdController, err := crdcleanup.New(crdClient, x.EtcdClient, x.EtcdPrefix, reserved, clusterTenants(x.Index))
 	if err != nil {
 		return nil, err
 	}
@@ -321,7 +322,7 @@ func authorizerOf(s *genericapiserver.GenericAPIServer) authorizer.Authorizer {
 // newCollector tracks ownership among the built-in kinds but Namespaces
 // (their content goes through the namespace controller) and the hub's own
 // kinds; WatchCustomResources adds every CRD's instances.
-func newCollector(builtin map[schema.GroupVersion]map[string]rest.Storage) (*gc.Collector, error) {
+func newCollector(builtin map[schema.GroupVersion]map[string]rest.Storage, tenantOf controller.TenantOfCluster) (*gc.Collector, error) {
 	var resources []*gc.Resource
 	for gv, kinds := range registry.BuiltinKinds() {
 		for _, k := range kinds {
@@ -360,5 +361,5 @@ func newCollector(builtin map[schema.GroupVersion]map[string]rest.Storage) (*gc.
 		kind := reflect.TypeOf(h.new()).Elem().Name()
 		resources = append(resources, &gc.Resource{Kind: schema.GroupKind{Group: h.gv.Group, Kind: kind}, Store: store, New: h.new})
 	}
-	return gc.New(resources)
+	return gc.New(resources, tenantOf)
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -53,28 +54,32 @@ type Controller struct {
 	grace time.Duration
 
 	keyed *controller.Keyed
+	// held spaces out the looks at a deletion its content holds (see
+	// requeueHeld); wakes brings one forward when its content goes.
+	held  workqueue.TypedRateLimiter[string]
+	wakes *wakes
 	// Events, when set, records into the parent workspace (where the
 	// Workspace object lives) that a deletion finished.
 	Events *events.Recorder
 }
 
-// pollInterval is how often a terminating workspace whose content remains
-// is looked at again; changes of its own Workspace object requeue it too.
-const pollInterval = 2 * time.Second
-
 // NewController wires a deletion controller over the Workspace storage.
-func NewController(r *REST, index *Index, etcd *clientv3.Client, etcdPrefix string) (*Controller, error) {
+// Its queue takes turns between tenants: a key (a Workspace object in its
+// parent's cluster) is charged to tenantOf of that parent cluster.
+func NewController(r *REST, index *Index, etcd *clientv3.Client, etcdPrefix string, tenantOf controller.TenantOfCluster) (*Controller, error) {
 	// Names repeat across parents; the cluster informer keys its copies by
 	// parent cluster too.
 	inf, err := wstorage.NewClusterInformer(r, &tenancyv1alpha1.Workspace{}, 10*time.Minute)
 	if err != nil {
 		return nil, fmt.Errorf("workspace informer: %w", err)
 	}
-	keyed, err := controller.NewKeyed("workspace-deletion", inf, nil)
+	keyed, err := controller.NewKeyed("workspace-deletion", inf, nil, controller.ClusterKeyTenant(tenantOf))
 	if err != nil {
 		return nil, fmt.Errorf("workspace deletion queue: %w", err)
 	}
-	return &Controller{rest: r, index: index, etcd: etcd, etcdPrefix: etcdPrefix, clock: clock.RealClock{}, keyed: keyed}, nil
+	return &Controller{rest: r, index: index, etcd: etcd, etcdPrefix: etcdPrefix, clock: clock.RealClock{}, keyed: keyed,
+		held:  workqueue.NewTypedItemExponentialFailureRateLimiter[string](heldBackoffBase, heldBackoffMax),
+		wakes: newWakes()}, nil
 }
 
 // DeleteContentFirst makes deletion go through content before the purge,
@@ -89,6 +94,7 @@ func (c *Controller) Lister() cache.Store { return c.keyed.Informer.GetStore() }
 // Run processes deletions until ctx is done.
 func (c *Controller) Run(ctx context.Context, workers int) {
 	go wait.UntilWithContext(ctx, c.collectOrphans, time.Minute)
+	go wait.UntilWithContext(ctx, c.watchDeletes, time.Second)
 	c.keyed.Run(ctx, workers, c.reconcile)
 }
 
@@ -111,16 +117,20 @@ func (c *Controller) reconcile(ctx context.Context, key string) error {
 		}
 		return nil
 	}
-	after, err := c.finish(ctx, ws)
-	if err == nil && after > 0 {
-		c.keyed.Queue.AddAfter(key, after)
+	left, err := c.finish(ctx, ws)
+	switch {
+	case err != nil:
+	case left > 0:
+		c.keyed.Queue.AddAfter(key, c.requeueHeld(key, left))
+	default:
+		c.held.Forget(key)
 	}
 	return err
 }
 
 // finish completes the deletion of ws once it is pending. A positive
-// duration means content remains within the grace period: look again
-// then.
+// duration means content remains: it is what is left of the grace
+// period, after which the content is purged.
 func (c *Controller) finish(ctx context.Context, ws *tenancyv1alpha1.Workspace) (time.Duration, error) {
 	if ws.DeletionTimestamp == nil || !hasFinalizer(ws, tenancyv1alpha1.WorkspaceCleanupFinalizer) {
 		return 0, nil
@@ -169,7 +179,10 @@ func (c *Controller) finish(ctx context.Context, ws *tenancyv1alpha1.Workspace) 
 				if err := c.report(parentCtx, ws, reason, msg); err != nil {
 					return 0, err
 				}
-				return min(left, pollInterval), nil
+				// Deletes in the held cluster (its content going, or a
+				// child's Workspace object) bring the next look forward.
+				c.wakes.hold(target.ID, keyOf(parent, ws.Name))
+				return left, nil
 			}
 			c.forced(parentCtx, ws, target, rem)
 		}
@@ -177,6 +190,7 @@ func (c *Controller) finish(ctx context.Context, ws *tenancyv1alpha1.Workspace) 
 	if err := c.purge(ctx, target.ID, target.Path); err != nil {
 		return 0, err
 	}
+	c.wakes.release(target.ID)
 	// Drop the finalizer; the store deletes an object whose deletion is
 	// pending once its last finalizer is gone.
 	err = c.rest.hubUpdate(parentCtx, ws.Name, func(w *tenancyv1alpha1.Workspace) {

@@ -67,7 +67,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	t.Cleanup(r.Destroy)
 	f.rest = r
-	if f.ctrl, err = NewController(r, f.index, etcd.Client, "/registry"); err != nil {
+	if f.ctrl, err = NewController(r, f.index, etcd.Client, "/registry", nil); err != nil {
 		t.Fatal(err)
 	}
 	// The purge pauses between passes; the fake clock makes that instant.

@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/wharfhub/wharf/hub/cluster"
+	"github.com/wharfhub/wharf/hub/controller"
 )
 
 // Write-back. Upstream's clusterrole-aggregation controller stores the
@@ -89,14 +90,24 @@ func (x *index) pendingWriteBacks(id cluster.ID, budget int) (out []writeBack, s
 
 // EnableWriteBack makes the authorizer write aggregated rules back through
 // w after every aggregation of a cluster, within budget rules per cluster
-// (0: no bound). Call it before Run.
-func (a *Authorizer) EnableWriteBack(w RulesWriter, budget int) {
+// (0: no bound). The write-back queue takes turns between tenants
+// (tenantOf, nil: one tenant), so one tenant's churn of aggregated roles
+// delays only its own write-backs. Call it before Run.
+func (a *Authorizer) EnableWriteBack(w RulesWriter, budget int, tenantOf controller.TenantOfCluster) {
 	a.writeBack = w
 	a.writeBackBudget = budget
-	a.writeBackQueue = workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[cluster.ID](100*time.Millisecond, time.Minute),
-		workqueue.TypedRateLimitingQueueConfig[cluster.ID]{Name: "wharf_rbac_writeback"})
+	a.writeBackQueue = controller.NewFair(controller.FairConfig[cluster.ID]{
+		Name:        "wharf_rbac_writeback",
+		TenantOf:    tenantOf,
+		RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[cluster.ID](100*time.Millisecond, time.Minute),
+	})
 	a.idx.swapped = func(id cluster.ID) { a.writeBackQueue.Add(id) }
+	if tenantOf != nil && a.queue != nil {
+		// Aggregation itself takes turns too; nothing has been queued yet
+		// (the informers start in Run).
+		a.queue.ShutDown()
+		a.queue = controller.NewFairQueue("wharf_rbac_aggregation", tenantOf)
+	}
 }
 
 // runWriteBack serves the write-back queue until ctx is done.

@@ -29,7 +29,7 @@ func TestWriteBackRules(t *testing.T) {
 		}
 		writes[id][name] = rules
 		return nil
-	}, 0)
+	}, 0, nil)
 	get, list := rule("get", "", "configmaps", ""), rule("list", "", "secrets", "")
 	putCR(a, clusterA, labelled(newClusterRole("a-view", get), toView))
 	putCR(a, clusterA, labelled(newClusterRole("a-view2", get, list), toView))
@@ -63,7 +63,7 @@ func TestWriteBackRules(t *testing.T) {
 // roles beyond it are skipped (and still grant what they aggregate).
 func TestWriteBackBudget(t *testing.T) {
 	a := newAuthorizer()
-	a.EnableWriteBack(func(context.Context, cluster.ID, string, []rbacv1.PolicyRule) error { return nil }, 3)
+	a.EnableWriteBack(func(context.Context, cluster.ID, string, []rbacv1.PolicyRule) error { return nil }, 3, nil)
 	putCR(a, clusterA, labelled(newClusterRole("base", rule("get", "", "a", ""), rule("get", "", "b", "")), toView))
 	for _, n := range []string{"agg1", "agg2", "agg3"} {
 		putCR(a, clusterA, aggregating(n, toView))
