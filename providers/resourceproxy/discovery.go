@@ -64,7 +64,10 @@ func (h *Handler) serveDiscovery(w http.ResponseWriter, r *http.Request, route *
 					return
 				}
 				reason = reasonUpstreamError
-			case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusNotFound || resp.StatusCode >= 500:
+			case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusNotFound || resp.StatusCode >= 500,
+				hiddenAnswer(route, resp):
+				// A workspace target the client cannot reach falls back
+				// as a missing one does (hidden.go).
 				_ = resp.Body.Close()
 				reason = reasonUpstream
 			default:

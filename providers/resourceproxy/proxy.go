@@ -218,6 +218,11 @@ func (h *Handler) proxy(w http.ResponseWriter, r *http.Request, route *Route, re
 	if resp.StatusCode == http.StatusNotFound && req.Namespace != "" && write {
 		conn.nsKnown.set(user+"|"+req.Namespace, false) // maybe deleted there
 	}
+	if hiddenAnswer(route, resp) {
+		res.code = http.StatusNotFound
+		writeHidden(w, route)
+		return
+	}
 	res.code = resp.StatusCode
 	if plainGet && owned && resp.StatusCode == http.StatusOK {
 		b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
@@ -274,6 +279,10 @@ func (h *Handler) checkOwned(w http.ResponseWriter, r *http.Request, conn *targe
 	case err != nil || resp.StatusCode >= 500:
 		res.code, res.reason = http.StatusServiceUnavailable, reasonUpstreamError
 		unavailable(w, route.Target.Name(), route.GroupVersion())
+		return false
+	case route.Target.External == nil && hiddenStatus(resp.StatusCode, b):
+		res.code = http.StatusNotFound
+		writeHidden(w, route)
 		return false
 	case resp.StatusCode == http.StatusNotFound && mayCreate && req.Sub == "":
 		return true
