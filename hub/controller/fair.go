@@ -4,12 +4,12 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	compbasemetrics "k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
-	"k8s.io/utils/clock"
-
-	"github.com/wharfhub/wharf/hub/cluster"
 	// Registers the workqueue metrics (workqueue_depth, workqueue_adds_total,
 	// ... labelled by queue name only) with the registry /metrics serves.
 	_ "k8s.io/component-base/metrics/prometheus/workqueue"
+	"k8s.io/utils/clock"
+
+	"github.com/wharfhub/wharf/hub/cluster"
 )
 
 // TenantOfCluster names the tenant a logical cluster's background work is
