@@ -80,8 +80,8 @@ func TestAttackLimitsB8HiddenTarget(t *testing.T) {
 		}
 	}
 	missing := answers()
-	if !strings.HasPrefix(missing["list"], "404 ") {
-		t.Fatalf("list through a proxy to a missing workspace: %s", missing["list"])
+	if !strings.HasPrefix(missing["list"], "404 ") || !strings.Contains(missing["list"], `workspaces.tenancy.wharf.dev \"root:acme:ghost\" not found`) {
+		t.Errorf("list through a proxy to a missing workspace: %s; want the hub's 404 for a missing workspace", missing["list"])
 	}
 
 	compare := func(what string) {
