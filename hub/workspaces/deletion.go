@@ -48,7 +48,12 @@ func (c *Controller) deleteContent(ctx context.Context, target Info) (Remaining,
 }
 
 // deleteChildren marks every Workspace stored in the cluster id deleted
-// and finishes what of each deletion can be finished now, depth first.
+// and reports those still there. Each child's deletion is its own key in
+// the queue (the informer sees it pending), not finished inline here: a
+// parent holding hundreds of held children would otherwise occupy a
+// worker for as long as all of them take, on every look, and the fair
+// queue bounds turns, not their length. A child's Workspace object going
+// is a delete in this cluster, which wakes the parent (held.go).
 func (c *Controller) deleteChildren(ctx context.Context, id cluster.ID) (Remaining, error) {
 	cctx := request.WithNamespace(cluster.WithCluster(ctx, id), metav1.NamespaceNone)
 	obj, err := c.rest.Store.List(cctx, &metainternalversion.ListOptions{})
@@ -72,17 +77,7 @@ func (c *Controller) deleteChildren(ctx context.Context, id cluster.ID) (Remaini
 			}
 			child = ws
 		}
-		if _, err := c.finish(ctx, child); err != nil {
-			return rem, err
-		}
-		left, err := c.rest.Store.Get(cctx, child.Name, &metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return rem, err
-		}
-		rem.Add(tenancyv1alpha1.Resource("workspaces"), left.(*tenancyv1alpha1.Workspace))
+		rem.Add(tenancyv1alpha1.Resource("workspaces"), child)
 	}
 	return rem, nil
 }

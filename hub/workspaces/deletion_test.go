@@ -87,6 +87,8 @@ func TestDeletionHonoursChildFinalizers(t *testing.T) {
 			if meta.IsStatusConditionTrue(pending.Status.Conditions, tenancyv1alpha1.WorkspaceReady) {
 				t.Error("terminating parent still Ready")
 			}
+			// Each child's own key in the queue.
+			f.finishChildren(t, pid)
 			held, err := f.get(t, pid, "held")
 			if err != nil || held.DeletionTimestamp == nil {
 				t.Fatalf("held child: %+v, %v; want it pending deletion", held, err)
@@ -101,6 +103,7 @@ func TestDeletionHonoursChildFinalizers(t *testing.T) {
 				f.setFinalizers(t, pid, "held", func(fs []string) []string { return removeString(fs, holdFinalizer) })
 			}
 			f.clock.SetTime(pending.DeletionTimestamp.Add(tt.advance))
+			f.finishChildren(t, pid)
 			wait, err = f.ctrl.finish(ctx, pending)
 			if err != nil {
 				t.Fatal(err)

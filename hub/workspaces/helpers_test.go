@@ -7,6 +7,7 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -117,4 +118,23 @@ func (f *fixture) recorded(t *testing.T, path cluster.Path) bool {
 		t.Fatal(err)
 	}
 	return err == nil
+}
+
+// finishChildren runs the deletion of every pending child Workspace stored
+// in parent, as the controller's queue does for each child's own key.
+func (f *fixture) finishChildren(t *testing.T, parent cluster.ID) {
+	t.Helper()
+	obj, err := f.rest.Store.List(in(parent), &metainternalversion.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range obj.(*tenancyv1alpha1.WorkspaceList).Items {
+		child := &obj.(*tenancyv1alpha1.WorkspaceList).Items[i]
+		if child.DeletionTimestamp == nil {
+			continue
+		}
+		if _, err := f.ctrl.finish(context.Background(), child); err != nil {
+			t.Fatalf("finishing child %s: %v", child.Name, err)
+		}
+	}
 }
