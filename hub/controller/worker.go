@@ -1,4 +1,4 @@
-// Package controller holds the work loop the hub's controllers share.
+
 package controller
 
 import (
