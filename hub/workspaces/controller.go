@@ -165,6 +165,10 @@ func (c *Controller) finish(ctx context.Context, ws *tenancyv1alpha1.Workspace) 
 		if err := c.index.MarkTerminating(ctx, target.ID, target.Path); err != nil {
 			return 0, err
 		}
+		// From here on, deletes in the cluster (its content going, a
+		// child's Workspace object) bring the next look forward; a delete
+		// during this look queues the key again at once.
+		c.wakes.hold(target.ID, keyOf(parent, ws.Name))
 		rem, cerr := c.deleteContent(ctx, target)
 		if cerr != nil {
 			logger.Error(cerr, "Deleting workspace content", "path", target.Path)
@@ -179,9 +183,6 @@ func (c *Controller) finish(ctx context.Context, ws *tenancyv1alpha1.Workspace) 
 				if err := c.report(parentCtx, ws, reason, msg); err != nil {
 					return 0, err
 				}
-				// Deletes in the held cluster (its content going, or a
-				// child's Workspace object) bring the next look forward.
-				c.wakes.hold(target.ID, keyOf(parent, ws.Name))
 				return left, nil
 			}
 			c.forced(parentCtx, ws, target, rem)
