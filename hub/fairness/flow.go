@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"net/http"
 	"sync"
+	"time"
 
 	flowcontrol "k8s.io/api/flowcontrol/v1"
 	"k8s.io/apiserver/pkg/endpoints/request"
@@ -48,6 +49,7 @@ type Controller struct {
 	hub       [2]fq.QueueSet
 	estimator *Estimator
 	watches   *Watches
+	queueWait time.Duration
 
 	mu      sync.Mutex
 	tenants map[tenantKind]*tenantQueue
@@ -69,12 +71,16 @@ var _ utilflowcontrol.Interface = (*Controller)(nil)
 type ControllerConfig struct {
 	Keyer  Keyer
 	Limits Limits
-	// QueueLength is how many requests of one tenant may wait, per kind.
+	// QueueLength is how many requests of one tenant may wait, per kind
+	// (and in each hub-wide queue); 0 refuses at once what is over.
 	QueueLength int
 	// HubQueues is the number of queues of the hub-wide queue sets.
 	HubQueues int
 	Estimator *Estimator
 	Watches   *Watches
+	// QueueWait is the longest a request waits in a queue before 429;
+	// 0 leaves upstream's (a quarter of the request timeout).
+	QueueWait time.Duration
 	// Clock drives the queue sets; eventclock.Real{} outside tests.
 	Clock eventclock.Interface
 }
@@ -82,8 +88,8 @@ type ControllerConfig struct {
 // NewController returns a Controller with nothing in flight.
 func NewController(cfg ControllerConfig) (*Controller, error) {
 	c := &Controller{
-		keyer: cfg.Keyer, limits: cfg.Limits, queueLen: max(1, cfg.QueueLength),
-		factory: queueset.NewQueueSetFactory(cfg.Clock), estimator: cfg.Estimator, watches: cfg.Watches,
+		keyer: cfg.Keyer, limits: cfg.Limits, queueLen: max(0, cfg.QueueLength),
+		factory: queueset.NewQueueSetFactory(cfg.Clock), estimator: cfg.Estimator, watches: cfg.Watches, queueWait: cfg.QueueWait,
 		tenants: map[tenantKind]*tenantQueue{},
 	}
 	for k, total := range [2]int{cfg.Limits.ReadOnly, cfg.Limits.Mutating} {
@@ -102,6 +108,11 @@ const noLimit = 1 << 30
 func (c *Controller) newQueueSet(name string, queues, queueLen, limit int) (fq.QueueSet, error) {
 	if limit <= 0 {
 		limit = noLimit
+	}
+	if queueLen <= 0 {
+		// No queue: over the limit is refused at once (upstream's
+		// DesiredNumQueues 0).
+		queues = 0
 	}
 	// Per-tenant queue sets are many and short-lived: their gauges are
 	// no-ops, so that no metric carries a tenant's name.
@@ -155,6 +166,12 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 	width := fcrequest.WorkEstimate{InitialSeats: 1}
 	if kind == ReadOnly && c.estimator != nil {
 		width.InitialSeats = c.estimator.Seats(ctx, info, st.rawQuery, c.maxSeats(kind))
+	}
+	if c.queueWait > 0 {
+		// A tenant past its share waits briefly, then gets 429.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.queueWait)
+		defer cancel()
 	}
 	if !c.run(ctx, tenant, kind, width, queueNoteFn, execFn) {
 		klog.V(3).InfoS("Request over its tenant's share or the hub's budget", "tenant", tenant, "mutating", kind == Mutating, "seats", width.InitialSeats, "path", info.Path)

@@ -3,6 +3,7 @@ package fairness
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apiserver/pkg/util/flowcontrol/fairqueuing/eventclock"
@@ -96,6 +97,10 @@ func (o *Options) WatchLimits(nofile uint64) (total, perTenant int) {
 // of one hub-wide queue: beyond it, 429 at once.
 const queueLength = 50
 
+// queueWait is how long a request over its tenant's share waits for a
+// seat before 429: briefly, well inside clients' timeouts.
+const queueWait = 5 * time.Second
+
 // hubQueues is the number of hub-wide queues tenants are dealt into.
 const hubQueues = 64
 
@@ -106,7 +111,7 @@ const EstimatorEntries = 50000
 func (o *Options) NewController(keyer Keyer, costs *Estimator) (*Controller, error) {
 	total, perTenant := o.WatchLimits(OpenFileLimit())
 	return NewController(ControllerConfig{
-		Keyer: keyer, Limits: o.Limits(), QueueLength: queueLength, HubQueues: hubQueues,
+		Keyer: keyer, Limits: o.Limits(), QueueLength: queueLength, HubQueues: hubQueues, QueueWait: queueWait,
 		Estimator: costs, Watches: NewWatches(perTenant, total), Clock: eventclock.Real{},
 	})
 }
