@@ -171,7 +171,7 @@ func TestAttackLimitsFair(t *testing.T) {
 		})
 	})
 
-	t.Run("B2+B3/concurrent big lists neither stop the single provider nor fail the victim", func(t *testing.T) {
+	t.Run("B2+B3/concurrent big lists neither stop the single provider nor fail the victim, and cost their size", func(t *testing.T) {
 		// About 27 MB of ConfigMaps in mallory's home, incompressible.
 		for i := 0; i < 30; i++ {
 			raw := make([]byte, 675<<10)
@@ -220,6 +220,12 @@ func TestAttackLimitsFair(t *testing.T) {
 		}
 		if len(failed) != 0 {
 			t.Errorf("victim: %d of 40 failed: %s", len(failed), strings.Join(failed, "; "))
+		}
+		// B3: the share counts cost, not requests. 38 lists of her 27 MB
+		// were "inside" her share of 40 requests; each is now worth the
+		// whole share, so most wait past the queue and are refused.
+		if listRefused.Load() == 0 {
+			t.Errorf("none of mallory's %d concurrent big lists was refused: her share counted requests, not their cost", lists.Load())
 		}
 	})
 }
