@@ -181,6 +181,7 @@ func TestAttackLimitsFair(t *testing.T) {
 				t.Fatalf("big ConfigMap %d: %d %.300s", i, code, body)
 			}
 		}
+		cpuBefore := cpuTicks(t, h.cmd.Process.Pid)
 		var lists, listRefused, listOther atomic.Int32
 		var wg sync.WaitGroup
 		for i := 0; i < 38; i++ {
@@ -208,10 +209,11 @@ func TestAttackLimitsFair(t *testing.T) {
 		}()
 		wg.Wait()
 		<-done
+		cpu := float64(cpuTicks(t, h.cmd.Process.Pid)-cpuBefore) / 100
 		missed := strings.Count(h.log.String(), leaseMissed)
 		kids := pluginChildren(t, h.cmd.Process.Pid, bin)
-		t.Logf("attacker: %d lists served, %d refused (429), %d other; victim: %d of 40 failed; lease renewals missed: %d; plugin %v (was %d)",
-			lists.Load(), listRefused.Load(), listOther.Load(), len(failed), missed, kids, plugin)
+		t.Logf("attacker: %d lists served, %d refused (429), %d other; victim: %d of 40 failed; lease renewals missed: %d; plugin %v (was %d); hub CPU during the flood: %.1f s",
+			lists.Load(), listRefused.Load(), listOther.Load(), len(failed), missed, kids, plugin, cpu)
 		if missed != 0 {
 			t.Errorf("the hub missed %d lease renewals of the single provider", missed)
 		}
@@ -265,4 +267,18 @@ func (w *watches) closeAll() {
 		r.Body.Close()
 	}
 	w.open_ = nil
+}
+
+// cpuTicks is the CPU time pid has used, user and system, in clock ticks
+// (100 a second on Linux); for the log only.
+func cpuTicks(t *testing.T, pid int) int64 {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	var utime, stime int64
+	fmt.Sscan(f[11], &utime)
+	fmt.Sscan(f[12], &stime)
+	return utime + stime
 }
