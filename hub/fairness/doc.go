@@ -23,8 +23,10 @@
 //     one seat). A mutating request or a get of one object takes one
 //     seat; a list takes one per BytesPerSeat of what the last lists of
 //     that resource in that workspace (and namespace) encoded (Estimator,
-//     learned by WithCost), at most the tenant's whole share, and that
-//     whole share while its size is not known yet; a watch takes the same
+//     learned by WithCost), at most a quarter of the hub-wide budget (a
+//     list wider than its tenant's share runs only while nothing else of
+//     that tenant does), and the tenant's whole share while its size is
+//     not known yet; a watch takes the same
 //     as a list while it sends its initial list, and one seat if it
 //     starts from a resource version.
 //   - Over its share, a request waits in its tenant's fair queue (at most
@@ -73,8 +75,9 @@
 //     client (lease renewals of replicas: single providers, supervision,
 //     the controllers) is system:masters. What starved lease renewals in
 //     B2 was not a queue but the machine: 38 lists of 30 MB encoded at
-//     once. Size-based widths bound what one tenant encodes at once to
-//     about its share's worth of lists.
+//     once. Size-based widths bound what is encoded at once: one
+//     big list per tenant, four of the biggest hub-wide, about
+//     --max-requests-inflight × 256 KiB in all.
 //
 // Upstream's API Priority and Fairness is used as far as it fits: its
 // filter (k8s.io/apiserver/pkg/server/filters) in its place in the chain,

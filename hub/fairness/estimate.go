@@ -51,8 +51,9 @@ func keyOf(ctx context.Context, info *request.RequestInfo, namespace string) siz
 	return sizeKey{cluster: t.Raw, group: info.APIGroup, resource: info.Resource, namespace: namespace}
 }
 
-// Seats estimates a read-only request's width, in [1, maxSeats].
-func (e *Estimator) Seats(ctx context.Context, info *request.RequestInfo, rawQuery string, maxSeats uint64) uint64 {
+// Seats estimates a read-only request's width: unknown while the size is
+// not known, else in [1, most].
+func (e *Estimator) Seats(ctx context.Context, info *request.RequestInfo, rawQuery string, unknown, most uint64) uint64 {
 	if !info.IsResourceRequest || info.Subresource != "" || (info.Verb == "get" && info.Name != "") {
 		return 1
 	}
@@ -70,10 +71,10 @@ func (e *Estimator) Seats(ctx context.Context, info *request.RequestInfo, rawQue
 		size, ok = e.size(keyOf(ctx, info, ""))
 	}
 	if !ok {
-		return maxSeats
+		return unknown
 	}
 	seats := uint64((size + BytesPerSeat - 1) / BytesPerSeat)
-	return min(max(seats, 1), maxSeats)
+	return min(max(seats, 1), most)
 }
 
 func (e *Estimator) size(k sizeKey) (int64, bool) {

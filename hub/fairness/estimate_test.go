@@ -37,7 +37,7 @@ func TestEstimator(t *testing.T) {
 		h.ServeHTTP(httptest.NewRecorder(), r)
 	}
 	seats := func(ws string, info *apirequest.RequestInfo, query string) uint64 {
-		return e.Seats(in(ws), info, query, 40)
+		return e.Seats(in(ws), info, query, 40, 100)
 	}
 	steps := []struct {
 		name  string
@@ -55,7 +55,8 @@ func TestEstimator(t *testing.T) {
 		{name: "other workspaces are not charged", ws: "b", info: list, want: 40},
 		{name: "a small partial list does not lower it", do: func() { serve("a", "limit=1", 10, false) }, ws: "a", info: list, want: 10},
 		{name: "a whole list sets it", do: func() { serve("a", "", 10, false) }, ws: "a", info: list, want: 1},
-		{name: "bounded by the most", do: func() { serve("a", "", 100*BytesPerSeat, false) }, ws: "a", info: list, want: 40},
+		{name: "beyond a tenant's share", do: func() { serve("a", "", 60*BytesPerSeat, false) }, ws: "a", info: list, want: 60},
+		{name: "bounded by the most", do: func() { serve("a", "", 1000*BytesPerSeat, false) }, ws: "a", info: list, want: 100},
 	}
 	for _, s := range steps {
 		if s.do != nil {

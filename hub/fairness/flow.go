@@ -165,7 +165,7 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 	}
 	width := fcrequest.WorkEstimate{InitialSeats: 1}
 	if kind == ReadOnly && c.estimator != nil {
-		width.InitialSeats = c.estimator.Seats(ctx, info, st.rawQuery, c.maxSeats(kind))
+		width.InitialSeats = c.estimator.Seats(ctx, info, st.rawQuery, c.tenantSeats(kind), c.maxSeats(kind))
 	}
 	if c.queueWait > 0 {
 		// A tenant past its share waits briefly, then gets 429.
@@ -185,13 +185,33 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 	}
 }
 
-// maxSeats bounds one request's width: a tenant's whole share of the kind.
-func (c *Controller) maxSeats(k Kind) uint64 {
+// tenantSeats is a tenant's whole share of the kind: the width of a list
+// whose size is not known yet.
+func (c *Controller) tenantSeats(k Kind) uint64 {
 	_, share := c.limits.bounds(k)
 	if share <= 0 {
-		return 100
+		return maxListSeats
 	}
 	return uint64(share)
+}
+
+// maxListSeats is upstream's largest list width
+// (flowcontrol/request.DefaultWorkEstimatorConfig with size-based
+// estimates).
+const maxListSeats = 100
+
+// maxSeats bounds one request's width: a quarter of the hub-wide budget,
+// and at least a tenant's share. A list wider than its tenant's share runs
+// only while nothing else of that tenant does (upstream's queue sets);
+// hub-wide, at most four such lists are encoded at once, whatever the
+// number of tenants: the hub's CPU, not only each tenant's share, is what
+// 38 lists of 30 MB used up (B2).
+func (c *Controller) maxSeats(k Kind) uint64 {
+	total, _ := c.limits.bounds(k)
+	if total <= 0 {
+		return max(maxListSeats, c.tenantSeats(k))
+	}
+	return max(uint64(total/4), c.tenantSeats(k), 1)
 }
 
 // run takes width seats of tenant's share, then of the hub's budget, each
