@@ -146,6 +146,7 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 			st.watchRelease = c.watches.admit("", true)
 		}
 		execFn()
+		c.forgetUnstarted(st)
 		return
 	}
 	noteFn(tenantSchema, tenantLevel, tenant)
@@ -177,9 +178,13 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 		klog.V(3).InfoS("Request over its tenant's share or the hub's budget", "tenant", tenant, "mutating", kind == Mutating, "seats", width.InitialSeats, "path", info.Path)
 		st.refuse(info)
 	}
+	c.forgetUnstarted(st)
+}
+
+// forgetUnstarted ends the count of a watch that never started: upstream
+// calls RegisterWatch only once it runs.
+func (c *Controller) forgetUnstarted(st *state) {
 	if st.watchRelease != nil && !st.watchRegistered {
-		// The watch never started: upstream calls RegisterWatch only
-		// once it runs.
 		st.watchRelease()
 		st.watchRelease = nil
 	}
