@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	"k8s.io/apiserver/pkg/endpoints/request"
+	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
 	"k8s.io/klog/v2"
 
 	"github.com/wharfhub/wharf/hub/cluster"
@@ -83,6 +84,10 @@ func (a *Aggregator) WithAggregation(delegate http.Handler, s runtime.Negotiated
 			return
 		}
 		ident := sdk.Identity{User: u.GetName(), Groups: u.GetGroups(), Tenant: string(path), Cluster: string(id)}
+		// The provider does the work: a watch's seats of its tenant's
+		// share (hub/fairness) are given back now, as kube-aggregator does,
+		// rather than held for as long as the watch stays open.
+		utilflowcontrol.RequestDelegated(ctx)
 		a.proxy.ServeAggregated(w, r, provider, ident, originalPath(r))
 	})
 }

@@ -13,14 +13,34 @@
 // slot until the request timeout) made every other caller's writes fail
 // with 429, --admin-user included (attack review B10). The rules:
 //
-//   - Every request that is not long-running (watches, exec and the like,
-//     as upstream's LongRunningFunc says) takes one slot of the hub-wide
-//     budget and one of its tenant's share, read-only (get, list, watch)
-//     and mutating separately. A tenant's share is
-//     --max-requests-inflight-tenant-fraction of each budget (at least one
-//     slot). Over either, the answer is 429 TooManyRequests, a Status with
-//     Retry-After: 1, the same whichever bound was hit, so that a caller
-//     learns nothing about other tenants' load.
+//   - A request costs what it does (issue 24, B3: the share counted
+//     requests, so 38 lists of 30 MB were "inside" it). Every request
+//     but the long-running ones other than watches takes seats of the
+//     hub-wide budget and of its tenant's share, read-only (get, list,
+//     watch) and mutating separately, as --max-requests-inflight and
+//     --max-mutating-requests-inflight count. A tenant's share is
+//     --max-requests-inflight-tenant-fraction of each budget (at least
+//     one seat). A mutating request or a get of one object takes one
+//     seat; a list takes one per BytesPerSeat of what the last lists of
+//     that resource in that workspace (and namespace) encoded (Estimator,
+//     learned by WithCost), at most a quarter of the hub-wide budget (a
+//     list wider than its tenant's share runs only while nothing else of
+//     that tenant does), and the tenant's whole share while its size is
+//     not known yet; a watch takes the same
+//     as a list while it sends its initial list, and one seat if it
+//     starts from a resource version.
+//   - Over its share, a request waits in its tenant's fair queue (at most
+//     50 requests, at most 5 s), then in the hub's, where tenants are the
+//     flows; past either queue or that wait, the answer is 429
+//     TooManyRequests, a Status with Retry-After: 1, the same whichever
+//     bound was hit, so that a caller learns nothing about other tenants'
+//     load.
+//   - Open watches are capped per tenant (--max-watches-per-tenant, never
+//     more than the tenant fraction of --max-watches) and hub-wide
+//     (--max-watches, by default half the open-file limit, which Go
+//     raises to the hard limit at start): 3,000 watches of one tenant
+//     exhausted 1,024 descriptors (B5). Over either: the same 429.
+//     Administrators' watches count hub-wide but are never refused.
 //   - The tenant is chosen so that it cannot be multiplied cheaply. A
 //     person is the tree of her home workspace (root:users:<label>).
 //     An identity confined to a workspace (a service-account token, an
@@ -45,16 +65,29 @@
 //     reaching the hub could hold that share and fail every kubelet's and
 //     load balancer's probe. The handlers are in-memory checks of bounded
 //     time; their sub-paths and other verbs are counted as any request.
-//   - The limit runs after authentication, impersonation and
-//     authorization, before any handler reads the request body, so a slow
-//     body holds a slot of its own tenant only. It replaces upstream's
-//     max-in-flight filter, which is switched off.
+//   - The limit runs after authentication and impersonation, before
+//     authorization (upstream's priority-and-fairness slot), so requests
+//     that are then denied count against their sender's share (B6: 450
+//     concurrent 403s were never counted), and before any handler reads
+//     the body, so a slow body holds seats of its own tenant only. It
+//     replaces upstream's max-in-flight filter, which is switched off.
+//   - The hub's own work is never queued behind tenants: the loopback
+//     client (lease renewals of replicas: single providers, supervision,
+//     the controllers) is system:masters. What starved lease renewals in
+//     B2 was not a queue but the machine: 38 lists of 30 MB encoded at
+//     once. Size-based widths bound what is encoded at once: one
+//     big list per tenant, four of the biggest hub-wide, about
+//     --max-requests-inflight × 256 KiB in all.
 //
-// API Priority and Fairness (k8s.io/apiserver/pkg/util/flowcontrol) would
-// do this with queues and shuffle sharding, but it needs the
-// flowcontrol.apiserver.k8s.io API served and its configuration
-// controller; its flow distinguisher is the user name, so service
-// accounts would still each be a flow of their own. The hub serves no
-// such API, so this package keeps upstream's simpler non-queuing model
-// and adds a per-tenant bound.
+// Upstream's API Priority and Fairness is used as far as it fits: its
+// filter (k8s.io/apiserver/pkg/server/filters) in its place in the chain,
+// with a Controller of this package as its flowcontrol.Interface, and its
+// fair queue sets (fairqueuing/queueset) with the tenant as the flow,
+// configured in code. Not used: its configuration controller and the
+// flowcontrol.apiserver.k8s.io API, which the hub does not serve, and its
+// flow distinguisher (the user name: every service account would be a
+// flow of its own); its list estimate, which reads one object count per
+// resource for the whole hub (so one tenant's big store would make every
+// tenant's lists dear) and counts objects, not bytes; and its plain-text
+// 429, which WithState turns into the hub's Status.
 package fairness

@@ -1,7 +1,6 @@
 package fairness
 
 import (
-	"errors"
 	"net/http"
 	"slices"
 
@@ -10,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
-	"k8s.io/apiserver/pkg/endpoints/metrics"
 	apirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/klog/v2"
 
@@ -24,46 +22,12 @@ const Message = "Too many requests, please try again later."
 // retryAfterSeconds is upstream max-in-flight's Retry-After.
 const retryAfterSeconds = 1
 
-// errNoRequestInfo means the handler chain is assembled wrongly.
-var errNoRequestInfo = errors.New("no RequestInfo in the request context: the fairness filter must run inside the API chain")
-
 var readOnlyVerbs = sets.New("get", "list", "watch")
 
 // Filter limits requests per tenant; one Filter is one set of budgets.
 type Filter struct {
 	Limiter *Limiter
 	Keyer   Keyer
-}
-
-// WithLimit limits the API chain's requests. It must run after
-// authentication and impersonation (it reads the user) and before any
-// handler reads the body. Long-running requests are not counted, as
-// upstream's max-in-flight filter does not count them.
-func (f Filter) WithLimit(handler http.Handler, longRunning apirequest.LongRunningRequestCheck, s runtime.NegotiatedSerializer) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		info, ok := apirequest.RequestInfoFrom(r.Context())
-		if !ok {
-			responsewriters.InternalError(w, r, errNoRequestInfo)
-			return
-		}
-		if longRunning != nil && longRunning(r, info) {
-			handler.ServeHTTP(w, r)
-			return
-		}
-		if isProbe(info) {
-			handler.ServeHTTP(w, r)
-			return
-		}
-		kind := Mutating
-		if readOnlyVerbs.Has(info.Verb) {
-			kind = ReadOnly
-		}
-		f.serve(w, r, kind, handler, func() {
-			metrics.RecordDroppedRequest(r, info, metrics.APIServerComponent, kind == Mutating)
-			metrics.RecordRequestTermination(r, info, metrics.APIServerComponent, http.StatusTooManyRequests)
-			tooMany(w, r, s, schema.GroupVersion{Group: info.APIGroup, Version: info.APIVersion})
-		})
-	})
 }
 
 // isProbe reports a health probe: GET of exactly /livez, /readyz or

@@ -50,11 +50,13 @@ func NewLimiter(l Limits) *Limiter {
 	return &Limiter{limits: l, tenants: map[string]*[2]int{}}
 }
 
-func (l *Limiter) bounds(k Kind) (total, tenant int) {
+func (l *Limiter) bounds(k Kind) (total, tenant int) { return l.limits.bounds(k) }
+
+func (l Limits) bounds(k Kind) (total, tenant int) {
 	if k == Mutating {
-		return l.limits.Mutating, l.limits.TenantMutating
+		return l.Mutating, l.TenantMutating
 	}
-	return l.limits.ReadOnly, l.limits.TenantReadOnly
+	return l.ReadOnly, l.TenantReadOnly
 }
 
 // Acquire takes a slot for tenant, or reports false when the hub-wide

@@ -2,8 +2,11 @@ package fairness
 
 import (
 	"fmt"
+	"math"
+	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apiserver/pkg/util/flowcontrol/fairqueuing/eventclock"
 )
 
 // Options are the in-flight budgets' flags. The first two are
@@ -13,13 +16,18 @@ type Options struct {
 	MaxMutatingRequestsInFlight int
 	// TenantFraction is each tenant's share of each budget.
 	TenantFraction float64
+	// MaxWatchesPerTenant bounds each tenant's open watches.
+	MaxWatchesPerTenant int
+	// MaxWatches bounds open watches hub-wide; 0 means half the
+	// process's open-file limit.
+	MaxWatches int
 }
 
 // NewOptions returns kube-apiserver's budgets and a tenth of each per
 // tenant: ten tenants at their limit still leave the hub nothing to spare,
 // but one alone leaves 90% to everybody else.
 func NewOptions() *Options {
-	return &Options{MaxRequestsInFlight: 400, MaxMutatingRequestsInFlight: 200, TenantFraction: 0.1}
+	return &Options{MaxRequestsInFlight: 400, MaxMutatingRequestsInFlight: 200, TenantFraction: 0.1, MaxWatchesPerTenant: 500}
 }
 
 // AddFlags registers the flags.
@@ -31,6 +39,12 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&o.TenantFraction, "max-requests-inflight-tenant-fraction", o.TenantFraction,
 		"Share of each in-flight budget one tenant (a person's home tree, or a top-level workspace tree) may use, in (0,1]. "+
 			"Also bounds each tenant's concurrent provider-route requests. Hub administrators are not limited.")
+	fs.IntVar(&o.MaxWatchesPerTenant, "max-watches-per-tenant", o.MaxWatchesPerTenant,
+		"Most watches one tenant may have open at once; over it a watch gets 429 with Retry-After. "+
+			"Never more than --max-requests-inflight-tenant-fraction of --max-watches. 0 means no limit. Hub administrators are not limited.")
+	fs.IntVar(&o.MaxWatches, "max-watches", o.MaxWatches,
+		"Most watches tenants may have open at once, hub-wide (each may hold a file descriptor). "+
+			"0 means half the open-file limit (RLIMIT_NOFILE) the hub runs with. Hub administrators' watches count but are never refused.")
 }
 
 // Validate reports every invalid option.
@@ -42,6 +56,12 @@ func (o *Options) Validate() []error {
 	if o.MaxMutatingRequestsInFlight < 0 {
 		errs = append(errs, fmt.Errorf("--max-mutating-requests-inflight must not be negative"))
 	}
+	if o.MaxWatchesPerTenant < 0 {
+		errs = append(errs, fmt.Errorf("--max-watches-per-tenant must not be negative"))
+	}
+	if o.MaxWatches < 0 {
+		errs = append(errs, fmt.Errorf("--max-watches must not be negative"))
+	}
 	if !(o.TenantFraction > 0 && o.TenantFraction <= 1) {
 		errs = append(errs, fmt.Errorf("--max-requests-inflight-tenant-fraction must be in (0,1], got %v", o.TenantFraction))
 	}
@@ -51,4 +71,47 @@ func (o *Options) Validate() []error {
 // Limits returns the budgets the options describe.
 func (o *Options) Limits() Limits {
 	return NewLimits(o.MaxRequestsInFlight, o.MaxMutatingRequestsInFlight, o.TenantFraction)
+}
+
+// WatchLimits returns the hub-wide bound on open watches and each
+// tenant's: --max-watches (by default half of nofile, the open-file
+// limit), and --max-watches-per-tenant but at most the tenant fraction of
+// the hub-wide bound, so one tenant cannot hold every watch a small
+// descriptor limit allows.
+func (o *Options) WatchLimits(nofile uint64) (total, perTenant int) {
+	total = o.MaxWatches
+	if total == 0 && nofile > 0 {
+		total = int(min(nofile/2, math.MaxInt32))
+	}
+	perTenant = o.MaxWatchesPerTenant
+	if total > 0 {
+		share := max(1, int(math.Ceil(float64(total)*o.TenantFraction)))
+		if perTenant == 0 || perTenant > share {
+			perTenant = share
+		}
+	}
+	return total, perTenant
+}
+
+// queueLength is how many requests of one tenant may wait, per kind, and
+// of one hub-wide queue: beyond it, 429 at once.
+const queueLength = 50
+
+// queueWait is how long a request over its tenant's share waits for a
+// seat before 429: briefly, well inside clients' timeouts.
+const queueWait = 5 * time.Second
+
+// hubQueues is the number of hub-wide queues tenants are dealt into.
+const hubQueues = 64
+
+// EstimatorEntries is how many list sizes the hub remembers.
+const EstimatorEntries = 50000
+
+// NewController returns the flow control the options describe.
+func (o *Options) NewController(keyer Keyer, costs *Estimator) (*Controller, error) {
+	total, perTenant := o.WatchLimits(OpenFileLimit())
+	return NewController(ControllerConfig{
+		Keyer: keyer, Limits: o.Limits(), QueueLength: queueLength, HubQueues: hubQueues, QueueWait: queueWait,
+		Estimator: costs, Watches: NewWatches(perTenant, total), Clock: eventclock.Real{},
+	})
 }

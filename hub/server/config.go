@@ -281,7 +281,12 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	// hub's own filter bounds each tenant's share and replaces it.
 	gc.MaxRequestsInFlight, gc.MaxMutatingRequestsInFlight = 0, 0
 	keyer := fairness.Keyer{IsAdmin: extra.Admins.has, PathOf: extra.Index.PathOf}
-	apiFairness := fairness.Filter{Limiter: fairness.NewLimiter(o.Fairness.Limits()), Keyer: keyer}
+	// Upstream's priority-and-fairness filter, between impersonation and
+	// authorization, runs the hub's tenant flow control (hub/fairness).
+	costs := fairness.NewEstimator(fairness.EstimatorEntries)
+	if gc.FlowControl, err = o.Fairness.NewController(keyer, costs); err != nil {
+		return nil, err
+	}
 	providerFairness := fairness.Filter{Limiter: fairness.NewLimiter(o.Fairness.Limits()), Keyer: keyer}
 	gc.BuildHandlerChainFunc = func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
 		// Listed from the innermost filter out; a request passes them in
@@ -304,12 +309,14 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		// Complete workspace resolution once the caller is authenticated
 		// and authorized (see package filters).
 		h = filters.WithClusterResolution(h, extra.Index, mayUseWildcard(extra.Admins), c.Serializer)
-		// Each tenant's share of the in-flight budgets, once the caller is
-		// authenticated, impersonated and authorized, before any handler
-		// reads the body: a slow body holds a slot of its own tenant only
-		// (hub/fairness).
-		h = apiFairness.WithLimit(h, c.LongRunningFunc, c.Serializer)
+		// Each tenant's share of the budgets is taken by c.FlowControl,
+		// once the caller is authenticated and impersonated, before
+		// authorization and before any handler reads the body; here the
+		// size of each list is learned for its next estimate (hub/fairness).
+		h = costs.WithCost(h)
 		h = genericapiserver.DefaultBuildHandlerChain(h, c)
+		// Per-request state for the flow control, and its 429 as a Status.
+		h = fairness.WithState(h, c.Serializer)
 		// Strip /clusters/<target> before request info is parsed, so
 		// upstream filters see ordinary API paths.
 		h = filters.WithClusterPath(h, extra.Index, c.Serializer)

@@ -110,9 +110,12 @@
 //
 // Upstream's max-in-flight filter is switched off (one budget shared by
 // every tenant: attack review B10). hub/fairness bounds each tenant's
-// share, keyed by the caller's workspace tree, right after authorization
-// and before any handler reads a body, and on the provider routes; see its
-// threat model.
+// share, keyed by the caller's workspace tree, in seats that follow each
+// request's cost, as the flow control of upstream's priority-and-fairness
+// filter (Config.FlowControl): right after authentication and
+// impersonation, before authorization (so denied requests count, issue 24
+// B6) and before any handler reads a body. Its own in-flight limiter
+// bounds the provider routes; see its threat model.
 //
 // # Shutdown
 //

@@ -1,0 +1,186 @@
+package fairness
+
+import (
+	"compress/gzip"
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+	"sync"
+
+	"k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/endpoints/responsewriter"
+	"k8s.io/utils/lru"
+
+	"github.com/wharfhub/wharf/hub/cluster"
+)
+
+// BytesPerSeat is how much of a list response costs one seat. Encoding is
+// what a big list costs the hub (CPU and garbage, issue 24 B2: 38 lists
+// of 30 MB), so width follows bytes, not objects: a few large objects
+// cost as much as many small ones. Most lists are well under it.
+const BytesPerSeat = 256 << 10
+
+// Estimator gives a read its width in seats from the size of the last
+// lists of the same resource in the same workspace (and namespace).
+//
+// Upstream's list estimate (k8s.io/apiserver/pkg/util/flowcontrol/request)
+// reads StorageObjectCountTracker, one count per resource for the whole
+// hub: one tenant's 30,000 ConfigMaps would make every tenant's list of
+// its three cost the maximum. Here the size is learned per workspace from
+// the responses the hub wrote (WithCost), so each tenant pays for what it
+// stores. What is not known yet costs the most a request may cost (a
+// tenant's whole share), so a flood of first lists cannot slip in cheap.
+type Estimator struct {
+	mu    sync.Mutex
+	sizes *lru.Cache
+}
+
+// NewEstimator remembers the sizes of up to entries (workspace, resource,
+// namespace) keys; the oldest are forgotten first.
+func NewEstimator(entries int) *Estimator {
+	return &Estimator{sizes: lru.New(entries)}
+}
+
+type sizeKey struct {
+	cluster, group, resource, namespace string
+}
+
+func keyOf(ctx context.Context, info *request.RequestInfo, namespace string) sizeKey {
+	t, _ := cluster.TargetFrom(ctx)
+	return sizeKey{cluster: t.Raw, group: info.APIGroup, resource: info.Resource, namespace: namespace}
+}
+
+// Seats estimates a read-only request's width: unknown while the size is
+// not known, else in [1, most].
+func (e *Estimator) Seats(ctx context.Context, info *request.RequestInfo, rawQuery string, unknown, most uint64) uint64 {
+	if !info.IsResourceRequest || info.Subresource != "" || (info.Verb == "get" && info.Name != "") {
+		return 1
+	}
+	q, _ := url.ParseQuery(rawQuery)
+	if info.Verb == "watch" {
+		// A watch from a resource version sends no initial list.
+		rv := q.Get("resourceVersion")
+		if q.Get("sendInitialEvents") != "true" && rv != "" && rv != "0" {
+			return 1
+		}
+	}
+	size, ok := e.size(keyOf(ctx, info, info.Namespace))
+	if !ok && info.Namespace != "" {
+		// A namespace holds at most what its workspace holds.
+		size, ok = e.size(keyOf(ctx, info, ""))
+	}
+	if !ok {
+		return unknown
+	}
+	seats := uint64((size + BytesPerSeat - 1) / BytesPerSeat)
+	return min(max(seats, 1), most)
+}
+
+func (e *Estimator) size(k sizeKey) (int64, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	v, ok := e.sizes.Get(k)
+	if !ok {
+		return 0, false
+	}
+	return v.(int64), true
+}
+
+// record notes a list response of n bytes. A whole list (no limit, no
+// continue, no selector) says exactly what the resource holds there; a
+// partial one only raises the estimate, so a caller cannot make her next
+// big lists cheap with small ones.
+func (e *Estimator) record(k sizeKey, n int64, whole bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !whole {
+		if v, ok := e.sizes.Get(k); ok && v.(int64) >= n {
+			return
+		}
+	}
+	e.sizes.Add(k, n)
+}
+
+// WithCost measures the list responses the hub writes and teaches the
+// Estimator their size. It runs inside authorization, so that only lists
+// the caller may make are learned.
+func (e *Estimator) WithCost(handler http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		info, ok := request.RequestInfoFrom(r.Context())
+		if !ok || !info.IsResourceRequest || info.Verb != "list" || info.Subresource != "" {
+			handler.ServeHTTP(w, r)
+			return
+		}
+		cw := &countingWriter{ResponseWriter: w, code: http.StatusOK}
+		handler.ServeHTTP(responsewriter.WrapForHTTP1Or2(cw), r)
+		n := cw.close()
+		if cw.code != http.StatusOK {
+			return
+		}
+		q := r.URL.Query()
+		whole := q.Get("limit") == "" && q.Get("continue") == "" && q.Get("labelSelector") == "" && q.Get("fieldSelector") == ""
+		e.record(keyOf(r.Context(), info, info.Namespace), n, whole)
+	})
+}
+
+// countingWriter counts a response's bytes before compression: the
+// hub gzips large responses, and a caller choosing what she stores could
+// make a list that compresses a thousandfold. A gzipped body is inflated
+// on the side, only to be counted.
+type countingWriter struct {
+	http.ResponseWriter
+	code    int
+	n       int64
+	started bool
+	pipe    *io.PipeWriter
+	done    chan int64
+}
+
+func (w *countingWriter) start() {
+	w.started = true
+	if w.ResponseWriter.Header().Get("Content-Encoding") != "gzip" {
+		return
+	}
+	pr, pw := io.Pipe()
+	w.pipe, w.done = pw, make(chan int64, 1)
+	go func() {
+		var n int64
+		if zr, err := gzip.NewReader(pr); err == nil {
+			n, _ = io.Copy(io.Discard, zr)
+		}
+		_, _ = io.Copy(io.Discard, pr)
+		w.done <- n
+	}()
+}
+
+// close returns the uncompressed size of what was written.
+func (w *countingWriter) close() int64 {
+	if w.pipe == nil {
+		return w.n
+	}
+	_ = w.pipe.Close()
+	return max(<-w.done, w.n)
+}
+
+func (w *countingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *countingWriter) WriteHeader(code int) {
+	if !w.started {
+		w.start()
+	}
+	w.code = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *countingWriter) Write(b []byte) (int, error) {
+	if !w.started {
+		w.start()
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.n += int64(n)
+	if w.pipe != nil && n > 0 {
+		_, _ = w.pipe.Write(b[:n])
+	}
+	return n, err
+}

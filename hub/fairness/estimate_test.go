@@ -1,0 +1,69 @@
+package fairness
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	apirequest "k8s.io/apiserver/pkg/endpoints/request"
+
+	"github.com/wharfhub/wharf/hub/cluster"
+)
+
+func TestEstimator(t *testing.T) {
+	e := NewEstimator(10)
+	list := &apirequest.RequestInfo{IsResourceRequest: true, Verb: "list", APIVersion: "v1", Resource: "configmaps", Namespace: "ns"}
+	in := func(ws string) context.Context {
+		return cluster.WithTarget(context.Background(), cluster.Target{Raw: ws, Explicit: true})
+	}
+	// serve answers a list of n bytes, gzipped if zip, through WithCost.
+	serve := func(ws, query string, n int, zip bool) {
+		h := e.WithCost(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			body := bytes.Repeat([]byte("a"), n)
+			if zip {
+				w.Header().Set("Content-Encoding", "gzip")
+				zw := gzip.NewWriter(w)
+				_, _ = zw.Write(body)
+				_ = zw.Close()
+				return
+			}
+			_, _ = w.Write(body)
+		}))
+		r := httptest.NewRequest(http.MethodGet, "/api/v1/namespaces/ns/configmaps?"+query, nil)
+		r = r.WithContext(apirequest.WithRequestInfo(in(ws), list))
+		h.ServeHTTP(httptest.NewRecorder(), r)
+	}
+	seats := func(ws string, info *apirequest.RequestInfo, query string) uint64 {
+		return e.Seats(in(ws), info, query, 40, 100)
+	}
+	steps := []struct {
+		name  string
+		do    func()
+		ws    string
+		info  *apirequest.RequestInfo
+		query string
+		want  uint64
+	}{
+		{name: "unknown costs the most", ws: "a", info: list, want: 40},
+		{name: "a get costs one", ws: "a", info: &apirequest.RequestInfo{IsResourceRequest: true, Verb: "get", Name: "x", Resource: "configmaps"}, want: 1},
+		{name: "a watch from a version costs one", ws: "a", info: &apirequest.RequestInfo{IsResourceRequest: true, Verb: "watch", Resource: "configmaps", Namespace: "ns"}, query: "resourceVersion=7", want: 1},
+		{name: "learned: 10 seats' worth, gzipped a thousandfold", do: func() { serve("a", "", 10*BytesPerSeat, true) }, ws: "a", info: list, want: 10},
+		{name: "a watch with its initial list costs the list", ws: "a", info: &apirequest.RequestInfo{IsResourceRequest: true, Verb: "watch", Resource: "configmaps", Namespace: "ns"}, want: 10},
+		{name: "other workspaces are not charged", ws: "b", info: list, want: 40},
+		{name: "a small partial list does not lower it", do: func() { serve("a", "limit=1", 10, false) }, ws: "a", info: list, want: 10},
+		{name: "a whole list sets it", do: func() { serve("a", "", 10, false) }, ws: "a", info: list, want: 1},
+		{name: "beyond a tenant's share", do: func() { serve("a", "", 60*BytesPerSeat, false) }, ws: "a", info: list, want: 60},
+		{name: "bounded by the most", do: func() { serve("a", "", 1000*BytesPerSeat, false) }, ws: "a", info: list, want: 100},
+	}
+	for _, s := range steps {
+		if s.do != nil {
+			s.do()
+		}
+		if got := seats(s.ws, s.info, s.query); got != s.want {
+			t.Errorf("%s: %d seats, want %d", s.name, got, s.want)
+		}
+	}
+}

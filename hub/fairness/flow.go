@@ -1,0 +1,331 @@
+package fairness
+
+import (
+	"context"
+	"hash/fnv"
+	"net/http"
+	"sync"
+	"time"
+
+	flowcontrol "k8s.io/api/flowcontrol/v1"
+	"k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/server/mux"
+	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
+	fq "k8s.io/apiserver/pkg/util/flowcontrol/fairqueuing"
+	"k8s.io/apiserver/pkg/util/flowcontrol/fairqueuing/eventclock"
+	"k8s.io/apiserver/pkg/util/flowcontrol/fairqueuing/queueset"
+	fcmetrics "k8s.io/apiserver/pkg/util/flowcontrol/metrics"
+	fcrequest "k8s.io/apiserver/pkg/util/flowcontrol/request"
+	"k8s.io/klog/v2"
+)
+
+// The classification upstream's filter records (response headers, logs):
+// one priority level for tenants, one exempt, configured in code.
+var (
+	tenantSchema  = &flowcontrol.FlowSchema{}
+	tenantLevel   = &flowcontrol.PriorityLevelConfiguration{}
+	exemptSchema  = &flowcontrol.FlowSchema{}
+	exemptLevel   = &flowcontrol.PriorityLevelConfiguration{}
+	queueSetNames = [2]string{"wharf-tenant-readonly", "wharf-tenant-mutating"}
+)
+
+func init() {
+	tenantSchema.Name, tenantLevel.Name = "wharf-tenant", "wharf-tenant"
+	exemptSchema.Name, exemptLevel.Name = "wharf-exempt", "exempt"
+}
+
+// Controller is the hub's flow control: upstream's API Priority and
+// Fairness filter (k8s.io/apiserver/pkg/server/filters) calls it between
+// impersonation and authorization (see the package doc). It implements
+// k8s.io/apiserver/pkg/util/flowcontrol.Interface with upstream's fair
+// queue sets, two levels deep: each tenant's share is a queue set of its
+// own, and the hub-wide budget is one queue set with the tenant as the
+// flow.
+type Controller struct {
+	keyer     Keyer
+	limits    Limits
+	queueLen  int
+	factory   fq.QueueSetFactory
+	hub       [2]fq.QueueSet
+	estimator *Estimator
+	watches   *Watches
+	queueWait time.Duration
+
+	mu      sync.Mutex
+	tenants map[tenantKind]*tenantQueue
+}
+
+type tenantKind struct {
+	tenant string
+	kind   Kind
+}
+
+type tenantQueue struct {
+	qs   fq.QueueSet
+	refs int
+}
+
+var _ utilflowcontrol.Interface = (*Controller)(nil)
+
+// ControllerConfig configures a Controller.
+type ControllerConfig struct {
+	Keyer  Keyer
+	Limits Limits
+	// QueueLength is how many requests of one tenant may wait, per kind
+	// (and in each hub-wide queue); 0 refuses at once what is over.
+	QueueLength int
+	// HubQueues is the number of queues of the hub-wide queue sets.
+	HubQueues int
+	Estimator *Estimator
+	Watches   *Watches
+	// QueueWait is the longest a request waits in a queue before 429;
+	// 0 leaves upstream's (a quarter of the request timeout).
+	QueueWait time.Duration
+	// Clock drives the queue sets; eventclock.Real{} outside tests.
+	Clock eventclock.Interface
+}
+
+// NewController returns a Controller with nothing in flight.
+func NewController(cfg ControllerConfig) (*Controller, error) {
+	c := &Controller{
+		keyer: cfg.Keyer, limits: cfg.Limits, queueLen: max(0, cfg.QueueLength),
+		factory: queueset.NewQueueSetFactory(cfg.Clock), estimator: cfg.Estimator, watches: cfg.Watches, queueWait: cfg.QueueWait,
+		tenants: map[tenantKind]*tenantQueue{},
+	}
+	for k, total := range [2]int{cfg.Limits.ReadOnly, cfg.Limits.Mutating} {
+		qs, err := c.newQueueSet("wharf-hub-"+[2]string{"readonly", "mutating"}[k], max(1, cfg.HubQueues), c.queueLen, total)
+		if err != nil {
+			return nil, err
+		}
+		c.hub[k] = qs
+	}
+	return c, nil
+}
+
+// noLimit stands for a budget of 0 (no limit) in a queue set.
+const noLimit = 1 << 30
+
+func (c *Controller) newQueueSet(name string, queues, queueLen, limit int) (fq.QueueSet, error) {
+	if limit <= 0 {
+		limit = noLimit
+	}
+	if queueLen <= 0 {
+		// No queue: over the limit is refused at once (upstream's
+		// DesiredNumQueues 0).
+		queues = 0
+	}
+	// Per-tenant queue sets are many and short-lived: their gauges are
+	// no-ops, so that no metric carries a tenant's name.
+	qsc, err := c.factory.BeginConstruction(fq.QueuingConfig{Name: name, DesiredNumQueues: queues, QueueLengthLimit: queueLen, HandSize: 1},
+		noopPair, noopGauge{}, noopGauge{})
+	if err != nil {
+		return nil, err
+	}
+	return qsc.Complete(fq.DispatchingConfig{ConcurrencyLimit: limit, ConcurrencyDenominator: limit}), nil
+}
+
+// Handle classifies, estimates, queues and runs one request (see
+// utilflowcontrol.Interface): execFn runs once or, when the request is
+// refused, not at all and upstream's filter answers 429.
+func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestDigest,
+	noteFn func(*flowcontrol.FlowSchema, *flowcontrol.PriorityLevelConfiguration, string),
+	_ func() fcrequest.WorkEstimate, queueNoteFn fq.QueueNoteFn, execFn func()) {
+	info := digest.RequestInfo
+	st := stateFrom(ctx)
+	isWatch := info.Verb == "watch"
+	if isProbe(info) {
+		noteFn(exemptSchema, exemptLevel, "")
+		execFn()
+		return
+	}
+	tenant, exempt := c.keyer.Tenant(ctx, digest.User)
+	if exempt {
+		noteFn(exemptSchema, exemptLevel, "")
+		if isWatch && c.watches != nil {
+			// Counted hub-wide (file descriptors), never refused.
+			st.watchRelease = c.watches.admit("", true)
+		}
+		execFn()
+		c.forgetUnstarted(st)
+		return
+	}
+	noteFn(tenantSchema, tenantLevel, tenant)
+	st.tenant = tenant
+	if isWatch && c.watches != nil {
+		release := c.watches.admit(tenant, false)
+		if release == nil {
+			klog.V(3).InfoS("Watch over its tenant's cap or the hub's", "tenant", tenant, "path", info.Path)
+			st.refuse(info)
+			return
+		}
+		st.watchRelease = release
+	}
+	kind := Mutating
+	if readOnlyVerbs.Has(info.Verb) {
+		kind = ReadOnly
+	}
+	width := fcrequest.WorkEstimate{InitialSeats: 1}
+	if kind == ReadOnly && c.estimator != nil {
+		width.InitialSeats = c.estimator.Seats(ctx, info, st.rawQuery, c.tenantSeats(kind), c.maxSeats(kind))
+	}
+	if c.queueWait > 0 {
+		// A tenant past its share waits briefly, then gets 429.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.queueWait)
+		defer cancel()
+	}
+	if !c.run(ctx, tenant, kind, width, queueNoteFn, execFn) {
+		klog.V(3).InfoS("Request over its tenant's share or the hub's budget", "tenant", tenant, "mutating", kind == Mutating, "seats", width.InitialSeats, "path", info.Path)
+		st.refuse(info)
+	}
+	c.forgetUnstarted(st)
+}
+
+// forgetUnstarted ends the count of a watch that never started: upstream
+// calls RegisterWatch only once it runs.
+func (c *Controller) forgetUnstarted(st *state) {
+	if st.watchRelease != nil && !st.watchRegistered {
+		st.watchRelease()
+		st.watchRelease = nil
+	}
+}
+
+// tenantSeats is a tenant's whole share of the kind: the width of a list
+// whose size is not known yet.
+func (c *Controller) tenantSeats(k Kind) uint64 {
+	_, share := c.limits.bounds(k)
+	if share <= 0 {
+		return maxListSeats
+	}
+	return uint64(share)
+}
+
+// maxListSeats is upstream's largest list width
+// (flowcontrol/request.DefaultWorkEstimatorConfig with size-based
+// estimates).
+const maxListSeats = 100
+
+// maxSeats bounds one request's width: a quarter of the hub-wide budget,
+// and at least a tenant's share. A list wider than its tenant's share runs
+// only while nothing else of that tenant does (upstream's queue sets);
+// hub-wide, at most four such lists are encoded at once, whatever the
+// number of tenants: the hub's CPU, not only each tenant's share, is what
+// 38 lists of 30 MB used up (B2).
+func (c *Controller) maxSeats(k Kind) uint64 {
+	total, _ := c.limits.bounds(k)
+	if total <= 0 {
+		return max(maxListSeats, c.tenantSeats(k))
+	}
+	return max(uint64(total/4), c.tenantSeats(k), 1)
+}
+
+// run takes width seats of tenant's share, then of the hub's budget, each
+// after a fair wait, and runs exec; it reports whether exec ran.
+func (c *Controller) run(ctx context.Context, tenant string, k Kind, width fcrequest.WorkEstimate, queueNoteFn fq.QueueNoteFn, exec func()) bool {
+	tq, err := c.acquire(tenant, k)
+	if err != nil {
+		klog.ErrorS(err, "Cannot build a tenant queue set")
+		return false
+	}
+	defer c.release(tenant, k)
+	hash := hashOf(tenant)
+	req, _ := tq.qs.StartRequest(ctx, &width, hash, tenant, queueSetNames[k], tenant, nil, queueNoteFn)
+	if req == nil {
+		return false
+	}
+	served := false
+	req.Finish(func() {
+		hreq, _ := c.hub[k].StartRequest(ctx, &width, hash, tenant, queueSetNames[k], tenant, nil, queueNoteFn)
+		if hreq == nil {
+			return
+		}
+		hreq.Finish(func() {
+			served = true
+			exec()
+		})
+	})
+	return served
+}
+
+func (c *Controller) acquire(tenant string, k Kind) (*tenantQueue, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := tenantKind{tenant, k}
+	tq := c.tenants[key]
+	if tq == nil {
+		_, share := c.limits.bounds(k)
+		qs, err := c.newQueueSet(queueSetNames[k], 1, c.queueLen, share)
+		if err != nil {
+			return nil, err
+		}
+		tq = &tenantQueue{qs: qs}
+		c.tenants[key] = tq
+	}
+	tq.refs++
+	return tq, nil
+}
+
+// release forgets a tenant's queue set once no request of it is queued or
+// running, so memory is bounded by the requests in flight.
+func (c *Controller) release(tenant string, k Kind) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := tenantKind{tenant, k}
+	if tq := c.tenants[key]; tq != nil {
+		if tq.refs--; tq.refs <= 0 {
+			delete(c.tenants, key)
+		}
+	}
+}
+
+func hashOf(s string) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(s))
+	return h.Sum64()
+}
+
+// Run has nothing to watch: the configuration is in code.
+func (c *Controller) Run(stopCh <-chan struct{}) error {
+	<-stopCh
+	return nil
+}
+
+// Install adds no debug endpoints: upstream's would show every tenant's
+// queues to whoever may read /debug.
+func (c *Controller) Install(*mux.PathRecorderMux) {}
+
+// RegisterWatch is called by upstream's filter once a watch admitted by
+// Handle starts; the returned func ends its count when the watch ends.
+func (c *Controller) RegisterWatch(r *http.Request) utilflowcontrol.ForgetWatchFunc {
+	st := stateFrom(r.Context())
+	release := st.watchRelease
+	st.watchRegistered = true
+	if release == nil {
+		return func() {}
+	}
+	return release
+}
+
+// GetInterestedWatchCount is used by upstream's mutating estimate, which
+// the hub does not use.
+func (c *Controller) GetInterestedWatchCount(*request.RequestInfo) int { return 0 }
+
+// GetMaxSeats is upstream's bound on one request's width.
+func (c *Controller) GetMaxSeats(string) uint64 { return c.maxSeats(ReadOnly) }
+
+// SetMaxSeats is part of upstream's interface; the bound is in code.
+func (c *Controller) SetMaxSeats(string, uint64) {}
+
+// ForgetPriorityLevel is part of upstream's interface.
+func (c *Controller) ForgetPriorityLevel(string) {}
+
+type noopGauge struct{}
+
+func (noopGauge) Set(float64)            {}
+func (noopGauge) Inc()                   {}
+func (noopGauge) Dec()                   {}
+func (noopGauge) Add(float64)            {}
+func (noopGauge) SetToCurrentTime()      {}
+func (noopGauge) SetDenominator(float64) {}
+
+var noopPair = fcmetrics.RatioedGaugePair{RequestsWaiting: noopGauge{}, RequestsExecuting: noopGauge{}}

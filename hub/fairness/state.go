@@ -1,0 +1,82 @@
+package fairness
+
+import (
+	"context"
+	"net/http"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/endpoints/responsewriter"
+)
+
+// state is what the Controller learns of one request: upstream's filter
+// hands the Controller neither the response writer nor the URL, and
+// registers a watch in a call of its own.
+type state struct {
+	rawQuery string
+	tenant   string
+	// watchRelease ends the count of an admitted watch; RegisterWatch
+	// hands it to upstream's filter, which calls it when the watch ends.
+	watchRelease    func()
+	watchRegistered bool
+	refused         bool
+	gv              schema.GroupVersion
+}
+
+type stateKey struct{}
+
+func stateFrom(ctx context.Context) *state {
+	if st, ok := ctx.Value(stateKey{}).(*state); ok {
+		return st
+	}
+	return &state{}
+}
+
+func (st *state) refuse(info *request.RequestInfo) {
+	st.refused = true
+	st.gv = schema.GroupVersion{Group: info.APIGroup, Version: info.APIVersion}
+}
+
+// WithState must wrap upstream's handler chain (outside authentication,
+// where the Controller runs). It gives the Controller its per-request
+// state, and answers the Controller's refusals with kube-apiserver's 429
+// Status and Retry-After, as the hub always has, where upstream's filter
+// would write a plain-text body.
+func WithState(handler http.Handler, s runtime.NegotiatedSerializer) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		st := &state{rawQuery: r.URL.RawQuery}
+		rw := responsewriter.WrapForHTTP1Or2(&refusalWriter{ResponseWriter: w, st: st, r: r, s: s})
+		handler.ServeHTTP(rw, r.WithContext(context.WithValue(r.Context(), stateKey{}, st)))
+	})
+}
+
+type refusalWriter struct {
+	http.ResponseWriter
+	st      *state
+	r       *http.Request
+	s       runtime.NegotiatedSerializer
+	swallow bool
+}
+
+func (w *refusalWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *refusalWriter) WriteHeader(code int) {
+	if code == http.StatusTooManyRequests && w.st.refused && !w.swallow {
+		// Upstream's plain-text answer to a refusal of ours: replace it.
+		w.swallow = true
+		h := w.ResponseWriter.Header()
+		h.Del("Content-Type")
+		h.Del("X-Content-Type-Options")
+		tooMany(w.ResponseWriter, w.r, w.s, w.st.gv)
+		return
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *refusalWriter) Write(b []byte) (int, error) {
+	if w.swallow {
+		return len(b), nil
+	}
+	return w.ResponseWriter.Write(b)
+}
