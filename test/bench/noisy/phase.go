@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/wharfhub/wharf/test/bench/benchkit"
+)
+
+// victimPause is the victim's pause between operations: a steady tenant,
+// not a flood of its own.
+const victimPause = 10 * time.Millisecond
+
+// attack is one noisy neighbour. prepare builds its state (unmeasured,
+// after the baseline); run attacks until its context ends (it may return
+// earlier, which ends the measured window); probe, if set, is a timed
+// operation of the victim's measured back to back at baseline and under
+// attack; cleanup removes what the attacker made.
+type attack struct {
+	name, title string
+	prepare     func(ctx context.Context, e *env, n *note) error
+	run         func(ctx context.Context, e *env, n *note) error
+	probeName   string
+	probe       func(ctx context.Context, e *env) (time.Duration, error)
+	cleanup     func(ctx context.Context, e *env, n *note) error
+}
+
+// note collects an attack's own figures for the report.
+type note struct {
+	mu    sync.Mutex
+	parts []string
+}
+
+func (n *note) add(format string, args ...any) {
+	n.mu.Lock()
+	n.parts = append(n.parts, fmt.Sprintf(format, args...))
+	n.mu.Unlock()
+}
+
+func (n *note) String() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return strings.Join(n.parts, "; ")
+}
+
+// phaseResult is what one attack did to the victim and the hub.
+type phaseResult struct {
+	name, title, detail   string
+	base, under           loadStats
+	probeName             string
+	probeBase, probeUnder loadStats
+	lease                 leaseStats
+	store                 storeStats
+	nospaceAfterCleanup   bool
+	rssUnder, rssAfter    int64 // KiB
+	fdsUnder              int
+}
+
+// binResult is one binary's whole run.
+type binResult struct {
+	label, bin       string
+	quota            int64
+	quotaSet         bool
+	throughput       loadStats
+	tenants, workers int
+	phases           []phaseResult
+}
+
+func runBinary(ctx context.Context, p params, label, bin string) (res binResult, err error) {
+	res = binResult{label: label, bin: bin, tenants: p.tenants, workers: p.tenantWorkers}
+	benchkit.Progress("%s: starting hub %s", label, bin)
+	e, err := startEnv(ctx, p, bin)
+	if err != nil {
+		return res, err
+	}
+	defer func() {
+		if err != nil {
+			err = e.h.Annotate(err)
+		}
+		benchkit.Progress("%s: stopping hub", label)
+		e.stop()
+	}()
+	res.quota, res.quotaSet = e.quota, e.quotaSet
+	// Let the edges provider take its lease and the hub settle.
+	sleep(ctx, 3*time.Second)
+	benchkit.Progress("%s: throughput of %d well-behaved tenants x %d workers for %s", label, p.tenants, p.tenantWorkers, p.throughputFor)
+	tctx, cancel := context.WithTimeout(ctx, p.throughputFor)
+	res.throughput = steadyLoad(tctx, e.tenants, p.tenantWorkers, 0, "tp")
+	cancel()
+	for _, name := range p.attackList() {
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+		a := attackByName[name]
+		benchkit.Progress("%s: %s %s", label, a.name, a.title)
+		r, err := runPhase(ctx, e, a)
+		if err != nil {
+			return res, fmt.Errorf("%s: %w", a.name, err)
+		}
+		res.phases = append(res.phases, r)
+	}
+	return res, nil
+}
+
+// runPhase measures the victim at baseline, lets the attack prepare, then
+// measures the victim again while the attack runs, and cleans up.
+func runPhase(ctx context.Context, e *env, a attack) (phaseResult, error) {
+	p := e.p
+	r := phaseResult{name: a.name, title: a.title, probeName: a.probeName}
+	n := &note{}
+	mark := e.leases.mark(ctx)
+	e.store.take(ctx) // starts the window
+
+	bctx, cancel := context.WithTimeout(ctx, p.baseline)
+	r.base, r.probeBase = measure(ctx, bctx, e, a)
+	cancel()
+
+	if a.prepare != nil {
+		pctx, cancel := context.WithTimeout(ctx, 3*p.attackTime)
+		err := a.prepare(pctx, e, n)
+		cancel()
+		if err != nil && ctx.Err() != nil {
+			return r, err
+		}
+		if err != nil {
+			n.add("prepare stopped: %v", trim(err))
+		}
+	}
+
+	window, endWindow := context.WithTimeout(ctx, p.attackTime)
+	actx, stopAttack := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := a.run(actx, e, n); err != nil && actx.Err() == nil {
+			n.add("attack stopped: %v", trim(err))
+		}
+		endWindow()
+	}()
+	r.under, r.probeUnder = measure(ctx, window, e, a)
+	r.rssUnder, _ = e.h.RSSKiB()
+	r.fdsUnder = countFDs(e.h.Pid())
+	stopAttack()
+	<-done
+	endWindow()
+	r.lease = e.leases.since(ctx, mark)
+	r.store = e.store.take(ctx)
+
+	if a.cleanup != nil {
+		cctx, cancel := context.WithTimeout(ctx, 3*p.attackTime)
+		if err := a.cleanup(cctx, e, n); err != nil {
+			n.add("cleanup: %v", trim(err))
+		}
+		cancel()
+	}
+	r.nospaceAfterCleanup = e.store.alarmNow(ctx)
+	r.rssAfter, _ = e.h.RSSKiB()
+	r.detail = n.String()
+	return r, ctx.Err()
+}
+
+// measure runs the victim's steady mix and, if the attack has one, its
+// probe until window ends.
+func measure(parent, window context.Context, e *env, a attack) (mix, probe loadStats) {
+	var wg sync.WaitGroup
+	if a.probe != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			probe = probeLoop(parent, window, 2*e.p.attackTime, func(ctx context.Context) (time.Duration, error) { return a.probe(ctx, e) })
+		}()
+	}
+	mix = steadyLoad(window, []*person{e.victim}, e.p.victimWorkers, victimPause, "mix")
+	wg.Wait()
+	return mix, probe
+}
+
+func countFDs(pid int) int {
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		return 0
+	}
+	return len(ents)
+}
+
+// trim shortens an error for the one-line notes.
+func trim(err error) string {
+	s := err.Error()
+	if len(s) > 160 {
+		s = s[:160] + "…"
+	}
+	return s
+}
