@@ -20,6 +20,7 @@ const opTimeout = 15 * time.Second
 
 // loadStats is what a steady load saw.
 type loadStats struct {
+	rec    *benchkit.Recorder
 	sum    benchkit.Summary
 	errs   int
 	dur    time.Duration
@@ -89,7 +90,25 @@ func steadyLoad(ctx context.Context, people []*person, workers int, pause time.D
 	wg.Wait()
 	errs.mu.Lock()
 	defer errs.mu.Unlock()
-	return loadStats{sum: rec.Summarize(), errs: errs.n, dur: time.Since(start), sample: errs.sample}
+	return loadStats{rec: &rec, sum: rec.Summarize(), errs: errs.n, dur: time.Since(start), sample: errs.sample}
+}
+
+// merge adds up rounds of a load: their latencies, errors and durations.
+func merge(rounds []loadStats) loadStats {
+	var rec benchkit.Recorder
+	var out loadStats
+	for _, r := range rounds {
+		if r.rec != nil {
+			rec.AddAll(r.rec)
+		}
+		out.errs += r.errs
+		out.dur += r.dur
+		if len(out.sample) < 3 {
+			out.sample = append(out.sample, r.sample...)
+		}
+	}
+	out.rec, out.sum = &rec, rec.Summarize()
+	return out
 }
 
 // mixCycle is one round of the mix. An operation cut short because ctx

@@ -23,10 +23,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"strings"
 	"time"
+
+	"k8s.io/klog/v2"
 
 	"github.com/wharfhub/wharf/test/bench/benchkit"
 )
@@ -52,6 +55,7 @@ type params struct {
 	baseline      time.Duration
 	attackTime    time.Duration
 	throughputFor time.Duration
+	rounds        int
 
 	// Scales, filled from scales after flag.Parse.
 	victimWorkers, tenants, tenantWorkers                      int
@@ -64,12 +68,13 @@ func (p *params) registerScales() {
 		{"victim-workers", "victim's concurrent workers", 2, 2, &p.victimWorkers},
 		{"tenants", "well-behaved tenants in the throughput figure", 4, 3, &p.tenants},
 		{"tenant-workers", "workers per well-behaved tenant", 2, 2, &p.tenantWorkers},
+		{"throughput-rounds", "rounds of the throughput figure, alternating between binaries", 4, 2, &p.rounds},
 		{"fill-mb", "B1: at most this many 1 MB ConfigMaps", 200, 30, &p.fillMB},
 		{"fill-workspaces", "B1: at most this many child workspaces", 150, 30, &p.fillWorkspaces},
 		{"fill-events", "B1: at most this many 500 kB Events", 60, 10, &p.fillEvents},
 		{"list-mb", "B2/B3: MB of 100 kB ConfigMaps the attacker lists", 20, 5, &p.listMB},
 		{"lists", "B2/B3: concurrent lists", 24, 8, &p.lists},
-		{"held-workspaces", "B4: deleted child workspaces held by finalizers", 150, 25, &p.heldWorkspaces},
+		{"held-workspaces", "B4: deleted child workspaces held by finalizers", 250, 25, &p.heldWorkspaces},
 		{"watches", "B5: watches", 1500, 200, &p.watches},
 		{"forbidden", "B6: concurrent requests to a workspace the attacker may not see", 200, 50, &p.forbidden},
 		{"orphans", "B7: ConfigMaps owned by missing owners", 3000, 300, &p.orphans},
@@ -92,7 +97,7 @@ func (p *params) applyScales() {
 	if p.quick {
 		p.baseline = min(p.baseline, 5*time.Second)
 		p.attackTime = min(p.attackTime, 12*time.Second)
-		p.throughputFor = min(p.throughputFor, 6*time.Second)
+		p.throughputFor = min(p.throughputFor, 5*time.Second)
 	}
 }
 
@@ -107,10 +112,14 @@ func main() {
 	flag.StringVar(&p.attacks, "attacks", "B1,B2,B4,B5,B6,B7", "attacks to run (B2 is the B2/B3 list flood)")
 	flag.DurationVar(&p.baseline, "baseline", 10*time.Second, "victim baseline before each attack")
 	flag.DurationVar(&p.attackTime, "attack-time", 40*time.Second, "bound of each attack's measured window")
-	flag.DurationVar(&p.throughputFor, "throughput-time", 20*time.Second, "length of the well-behaved throughput measurement")
+	flag.DurationVar(&p.throughputFor, "throughput-time", 10*time.Second, "length of one round of the well-behaved throughput measurement")
 	p.registerScales()
 	flag.Parse()
 	p.applyScales()
+	// client-go logs every request cut short when a window ends; the
+	// report counts errors itself.
+	klog.LogToStderr(false)
+	klog.SetOutput(io.Discard)
 	p.Main(p.validate, func(ctx context.Context) error { return run(ctx, p) })
 }
 
@@ -141,30 +150,51 @@ func (p params) attackList() []string {
 	return out
 }
 
+// labelledBin is a binary under test and its name in the report.
+type labelledBin struct{ label, bin string }
+
 func run(ctx context.Context, p params) error {
-	fmt.Printf("wharf noisy-neighbour benchmark: bin=%s before-bin=%q quick=%v attacks=%s baseline=%s attack-time=%s GOMAXPROCS=%d\n",
-		p.Bin, p.beforeBin, p.quick, p.attacks, p.baseline, p.attackTime, runtime.GOMAXPROCS(0))
-	var runs []binResult
-	for _, b := range []struct{ label, bin string }{{"before", p.beforeBin}, {"after", p.Bin}} {
-		if b.bin == "" {
-			continue
-		}
+	fmt.Printf("wharf noisy-neighbour benchmark: bin=%s before-bin=%q quick=%v attacks=%s baseline=%s attack-time=%s throughput=%dx%s GOMAXPROCS=%d\n",
+		p.Bin, p.beforeBin, p.quick, p.attacks, p.baseline, p.attackTime, p.rounds, p.throughputFor, runtime.GOMAXPROCS(0))
+	bins := []labelledBin{{"hub", p.Bin}}
+	if p.beforeBin != "" {
+		bins = []labelledBin{{"before", p.beforeBin}, {"after", p.Bin}}
+	}
+	for _, b := range bins {
 		if _, err := os.Stat(b.bin); err != nil {
 			return fmt.Errorf("%s binary: %w", b.label, err)
 		}
-		label := b.label
-		if p.beforeBin == "" {
-			label = "hub"
-		}
-		r, err := runBinary(ctx, p, label, b.bin)
-		if err != nil {
-			return fmt.Errorf("%s (%s): %w", label, b.bin, err)
-		}
-		printBinary(os.Stdout, r)
-		runs = append(runs, r)
 	}
-	if len(runs) == 2 {
-		printComparison(os.Stdout, runs[0], runs[1])
+	envs, err := startAll(ctx, p, bins)
+	if err != nil {
+		return err
+	}
+	stopped := make([]bool, len(envs))
+	defer func() {
+		for i, e := range envs {
+			if !stopped[i] {
+				e.stop()
+			}
+		}
+	}()
+	res := make([]binResult, len(bins))
+	for i, b := range bins {
+		res[i] = binResult{label: b.label, bin: b.bin, quota: envs[i].quota, quotaSet: envs[i].quotaSet, tenants: p.tenants, workers: p.tenantWorkers}
+	}
+	measureThroughput(ctx, p, envs, res)
+	// Attacks run against one hub at a time; each hub is stopped after its
+	// attacks, so the next one has the machine to itself.
+	for i, e := range envs {
+		if err := runAttacks(ctx, e, &res[i]); err != nil {
+			return fmt.Errorf("%s (%s): %w", res[i].label, res[i].bin, err)
+		}
+		benchkit.Progress("%s: stopping hub", res[i].label)
+		e.stop()
+		stopped[i] = true
+		printBinary(os.Stdout, res[i])
+	}
+	if len(res) == 2 {
+		printComparison(os.Stdout, res[0], res[1])
 	}
 	return nil
 }

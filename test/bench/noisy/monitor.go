@@ -15,6 +15,7 @@ import (
 
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -104,6 +105,7 @@ func (w *leaseWatch) see(l *coordinationv1.Lease) {
 // leaseStats is what the edges provider went through in one window.
 type leaseStats struct {
 	watched    bool
+	seen       int // renewals seen in the window
 	missed     int // renewals due but not written (from the Lease's renewTimes)
 	fenceStops int // "Could not renew provider lease before its deadline"
 	starts     int // the provider was (re)started by the lease gate
@@ -134,6 +136,7 @@ func (w *leaseWatch) since(ctx context.Context, m leaseMark) leaseStats {
 	w.mu.Unlock()
 	return leaseStats{
 		watched:    true,
+		seen:       seenIn(renews, m.at, end.at),
 		missed:     missedRenewals(renews, m.at, end.at, renewPeriod),
 		fenceStops: end.log.fenceStops - m.log.fenceStops,
 		starts:     end.log.starts - m.log.starts,
@@ -161,6 +164,17 @@ func missedRenewals(renews []time.Time, from, to time.Time, period time.Duration
 		missed += gap(maxTime(last, from), to)
 	}
 	return missed
+}
+
+// seenIn counts the renewals in [from, to].
+func seenIn(renews []time.Time, from, to time.Time) int {
+	n := 0
+	for _, r := range renews {
+		if !r.Before(from) && !r.After(to) {
+			n++
+		}
+	}
+	return n
 }
 
 func maxTime(a, b time.Time) time.Time {
@@ -240,7 +254,7 @@ type storeWatch struct {
 
 func startStoreWatch(ctx context.Context, dataDir string, quota int64) (*storeWatch, error) {
 	ep := (&url.URL{Scheme: "unix", Path: filepath.Join(dataDir, "etcd", "etcd.sock")}).String()
-	c, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, DialTimeout: 10 * time.Second})
+	c, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		return nil, fmt.Errorf("etcd client: %w", err)
 	}

@@ -65,45 +65,67 @@ type binResult struct {
 	label, bin       string
 	quota            int64
 	quotaSet         bool
-	throughput       loadStats
+	throughput       loadStats   // all rounds
+	rounds           []loadStats // one per round
 	tenants, workers int
 	phases           []phaseResult
 }
 
-func runBinary(ctx context.Context, p params, label, bin string) (res binResult, err error) {
-	res = binResult{label: label, bin: bin, tenants: p.tenants, workers: p.tenantWorkers}
-	benchkit.Progress("%s: starting hub %s", label, bin)
-	e, err := startEnv(ctx, p, bin)
-	if err != nil {
-		return res, err
-	}
-	defer func() {
+// startAll starts a hub for every binary; the caller stops them.
+func startAll(ctx context.Context, p params, bins []labelledBin) ([]*env, error) {
+	var envs []*env
+	for _, b := range bins {
+		benchkit.Progress("%s: starting hub %s", b.label, b.bin)
+		e, err := startEnv(ctx, p, b.bin)
 		if err != nil {
-			err = e.h.Annotate(err)
+			for _, e := range envs {
+				e.stop()
+			}
+			return nil, fmt.Errorf("%s (%s): %w", b.label, b.bin, err)
 		}
-		benchkit.Progress("%s: stopping hub", label)
-		e.stop()
-	}()
-	res.quota, res.quotaSet = e.quota, e.quotaSet
-	// Let the edges provider take its lease and the hub settle.
+		envs = append(envs, e)
+	}
+	// Let the edges providers take their leases and the hubs settle.
 	sleep(ctx, 3*time.Second)
-	benchkit.Progress("%s: throughput of %d well-behaved tenants x %d workers for %s", label, p.tenants, p.tenantWorkers, p.throughputFor)
-	tctx, cancel := context.WithTimeout(ctx, p.throughputFor)
-	res.throughput = steadyLoad(tctx, e.tenants, p.tenantWorkers, 0, "tp")
-	cancel()
-	for _, name := range p.attackList() {
+	return envs, nil
+}
+
+// measureThroughput runs the well-behaved tenants on every hub in
+// alternating rounds (A B, B A, …), so a change in the shared machine's
+// load falls on both binaries alike.
+func measureThroughput(ctx context.Context, p params, envs []*env, res []binResult) {
+	for round := range p.rounds {
+		for k := range envs {
+			i := k
+			if round%2 == 1 {
+				i = len(envs) - 1 - k
+			}
+			benchkit.Progress("%s: throughput round %d/%d: %d well-behaved tenants x %d workers for %s", res[i].label, round+1, p.rounds, p.tenants, p.tenantWorkers, p.throughputFor)
+			tctx, cancel := context.WithTimeout(ctx, p.throughputFor)
+			res[i].rounds = append(res[i].rounds, steadyLoad(tctx, envs[i].tenants, p.tenantWorkers, 0, fmt.Sprintf("tp%d", round)))
+			cancel()
+		}
+	}
+	for i := range res {
+		res[i].throughput = merge(res[i].rounds)
+	}
+}
+
+// runAttacks runs every chosen attack against e's hub.
+func runAttacks(ctx context.Context, e *env, res *binResult) error {
+	for _, name := range e.p.attackList() {
 		if ctx.Err() != nil {
-			return res, ctx.Err()
+			return ctx.Err()
 		}
 		a := attackByName[name]
-		benchkit.Progress("%s: %s %s", label, a.name, a.title)
+		benchkit.Progress("%s: %s %s", res.label, a.name, a.title)
 		r, err := runPhase(ctx, e, a)
 		if err != nil {
-			return res, fmt.Errorf("%s: %w", a.name, err)
+			return e.h.Annotate(fmt.Errorf("%s: %w", a.name, err))
 		}
 		res.phases = append(res.phases, r)
 	}
-	return res, nil
+	return nil
 }
 
 // runPhase measures the victim at baseline, lets the attack prepare, then

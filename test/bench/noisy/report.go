@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -53,7 +54,9 @@ func overhead(before, after float64) float64 {
 
 // verdict says whether a phase meets the goals.
 func verdict(r phaseResult) string {
-	ok := r.under.errs == 0 && r.lease.missed == 0 && r.lease.fenceStops == 0 && !r.store.nospace && !r.nospaceAfterCleanup
+	// No renewal seen at all means the provider was not running: a
+	// failed measurement or a stopped provider, never a pass.
+	ok := (!r.lease.watched || r.lease.seen > 0) && r.under.errs == 0 && r.lease.missed == 0 && r.lease.fenceStops == 0 && !r.store.nospace && !r.nospaceAfterCleanup
 	if r.base.sum.P99 > 0 && benchkit.Div(r.under.sum.P99, r.base.sum.P99) > goalP99Ratio {
 		ok = false
 	}
@@ -81,21 +84,21 @@ func printBinary(w io.Writer, r binResult) {
 	}
 	fmt.Fprintf(w, "\n== %s: %s, store quota %.0f MiB (%s)\n", r.label, r.bin, mibB(r.quota), q)
 	t := r.throughput
-	fmt.Fprintf(w, "no misbehaviour: %d tenants x %d workers: %.1f ops/s, p50 %s ms, p99 %s ms, errors %d (%s)\n\n",
-		r.tenants, r.workers, t.opsPerSec(), ms(t.sum.P50), ms(t.sum.P99), t.errs, pct(t.errRate()))
+	fmt.Fprintf(w, "no misbehaviour: %d tenants x %d workers: %.1f ops/s (rounds:%s), p50 %s ms, p99 %s ms, errors %d (%s)\n\n",
+		r.tenants, r.workers, t.opsPerSec(), roundRates(r.rounds), ms(t.sum.P50), ms(t.sum.P99), t.errs, pct(t.errRate()))
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "attack\tp50 base\tp50 atk\tx\tp99 base\tp99 atk\tx\terr base\terr atk\tops/s base\tops/s atk\tx\tmissed renew\tfence stops\tprov restarts\tstore max MiB\tof quota\tNOSPACE\tafter clean\tverdict\t")
+	fmt.Fprintln(tw, "attack\tp50 base\tp50 atk\tx\tp99 base\tp99 atk\tx\terr base\terr atk\tops/s base\tops/s atk\tx\trenewals seen\tmissed renew\tfence stops\tprov restarts\tstore max MiB\tof quota\tNOSPACE\tafter clean\tverdict\t")
 	for _, p := range r.phases {
 		b, u := p.base, p.under
-		lease := []any{"-", "-", "-"}
+		lease := []any{"-", "-", "-", "-"}
 		if p.lease.watched {
-			lease = []any{p.lease.missed, p.lease.fenceStops, p.lease.restarts}
+			lease = []any{p.lease.seen, p.lease.missed, p.lease.fenceStops, p.lease.restarts}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%.1f\t%s\t%v\t%v\t%v\t%.0f\t%s\t%s\t%s\t%s\t\n",
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%.1f\t%s\t%v\t%v\t%v\t%v\t%.0f\t%s\t%s\t%s\t%s\t\n",
 			p.name, ms(b.sum.P50), ms(u.sum.P50), ratio(b.sum.P50, u.sum.P50),
 			ms(b.sum.P99), ms(u.sum.P99), ratio(b.sum.P99, u.sum.P99),
 			pct(b.errRate()), pct(u.errRate()), b.opsPerSec(), u.opsPerSec(), ratioF(b.opsPerSec(), u.opsPerSec()),
-			lease[0], lease[1], lease[2],
+			lease[0], lease[1], lease[2], lease[3],
 			mibB(p.store.maxDB), pct(float64(p.store.maxDB)/float64(max(p.store.quota, 1))), yesNo(p.store.nospace), yesNo(p.nospaceAfterCleanup), verdict(p))
 	}
 	tw.Flush()
@@ -110,6 +113,9 @@ func printBinary(w io.Writer, r binResult) {
 		fmt.Fprintf(w, "   attacker: %s\n", p.detail)
 		fmt.Fprintf(w, "   hub: RSS %.0f MiB under attack, %.0f MiB after cleanup; %d fds under attack; provider (re)starts by the lease gate %d\n",
 			float64(p.rssUnder)/1024, float64(p.rssAfter)/1024, p.fdsUnder, p.lease.starts)
+		if len(p.base.sample) > 0 {
+			fmt.Fprintf(w, "   victim errors at baseline: %s\n", shortErrors(p.base.sample))
+		}
 		if len(p.under.sample) > 0 {
 			fmt.Fprintf(w, "   victim errors under attack: %s\n", shortErrors(p.under.sample))
 		}
@@ -117,6 +123,14 @@ func printBinary(w io.Writer, r binResult) {
 			fmt.Fprintf(w, "   probe errors under attack: %s\n", shortErrors(p.probeUnder.sample))
 		}
 	}
+}
+
+func roundRates(rounds []loadStats) string {
+	var b strings.Builder
+	for _, r := range rounds {
+		fmt.Fprintf(&b, " %.0f", r.opsPerSec())
+	}
+	return b.String()
 }
 
 func (p phaseResult) probe() bool { return p.probeName != "" }

@@ -133,7 +133,7 @@ func TestReport(t *testing.T) {
 		store: storeStats{maxDB: 64 << 20, quota: 256 << 20},
 	}
 	phase.under.sample = []string{"database space exceeded"}
-	before := binResult{label: "before", bin: "old", quota: defaultEtcdQuota, throughput: stats(0, 5, 5), tenants: 3, workers: 2, phases: []phaseResult{phase}}
+	before := binResult{label: "before", bin: "old", quota: defaultEtcdQuota, throughput: stats(0, 5, 5), rounds: []loadStats{stats(0, 5, 5), stats(0, 5, 5, 5)}, tenants: 3, workers: 2, phases: []phaseResult{phase}}
 	after := before
 	after.label, after.bin, after.quotaSet, after.quota = "after", "new", true, 256<<20
 	var buf bytes.Buffer
@@ -145,7 +145,7 @@ func TestReport(t *testing.T) {
 		"store quota 2048 MiB (etcd default", "store quota 256 MiB (--etcd-quota-backend-bytes)",
 		"no misbehaviour: 3 tenants x 2 workers", "B7", "5.71x", // p99 40 ms / 7 ms
 		"victim GC: base p50 100.0 ms", "10.00x", "database space exceeded", "25.0%",
-		"MISSES goals", "cost of limits 0.0%",
+		"MISSES goals", "cost of limits 0.0%", "(rounds: 2 3)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
