@@ -128,7 +128,9 @@ func watchFlood(ctx context.Context, e *env, n *note) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			code, body, err := openStream(ctx, a.http, url)
+			// One connection each, as separate clients would: every
+			// watch holds a file descriptor in the hub.
+			code, body, err := openStream(ctx, a.http1, url)
 			<-sem
 			if err != nil {
 				if ctx.Err() == nil {

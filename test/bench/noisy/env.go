@@ -31,7 +31,8 @@ type person struct {
 	cfg         *rest.Config
 	cs          kubernetes.Interface
 	dyn         dynamic.Interface
-	http        *http.Client
+	http        *http.Client // HTTP/2: many requests share a connection
+	http1       *http.Client // HTTP/1.1: one connection per request in flight
 }
 
 // env is one running hub with its tenants and monitors.
@@ -164,6 +165,11 @@ func (e *env) makePerson(ctx context.Context, pp *person) error {
 			return fmt.Errorf("whoami %s: %d %v %s", pp.name, code, err, body)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+	one := rest.CopyConfig(base)
+	one.TLSClientConfig.NextProtos = []string{"http/1.1"}
+	if pp.http1, err = rest.HTTPClientFor(one); err != nil {
+		return fmt.Errorf("http/1.1 client: %w", err)
 	}
 	pp.home, pp.http = who.Home.Path, hc
 	pp.cfg = e.h.ConfigWithToken(pp.home, pp.token)

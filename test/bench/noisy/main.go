@@ -75,7 +75,7 @@ func (p *params) registerScales() {
 		{"list-mb", "B2/B3: MB of 100 kB ConfigMaps the attacker lists", 20, 5, &p.listMB},
 		{"lists", "B2/B3: concurrent lists", 24, 8, &p.lists},
 		{"held-workspaces", "B4: deleted child workspaces held by finalizers", 250, 25, &p.heldWorkspaces},
-		{"watches", "B5: watches", 1500, 200, &p.watches},
+		{"watches", "B5: watches, one connection each", 2000, 200, &p.watches},
 		{"forbidden", "B6: concurrent requests to a workspace the attacker may not see", 200, 50, &p.forbidden},
 		{"orphans", "B7: ConfigMaps owned by missing owners", 3000, 300, &p.orphans},
 	}
