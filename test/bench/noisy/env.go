@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,6 +24,26 @@ import (
 // defaultEtcdQuota is etcd's own default backend quota, what the embedded
 // etcd of a hub without --etcd-quota-backend-bytes runs with.
 const defaultEtcdQuota = 2 << 30
+
+// quotaFlag is the hub's flag for the embedded etcd's backend quota.
+const quotaFlag = "--etcd-quota-backend-bytes"
+
+// quotaArg finds quotaFlag=<bytes> (or quotaFlag <bytes>) in args, as
+// given through -hub-args.
+func quotaArg(args []string) (int64, bool) {
+	for i, a := range args {
+		v, ok := strings.CutPrefix(a, quotaFlag+"=")
+		if !ok && a == quotaFlag && i+1 < len(args) {
+			v, ok = args[i+1], true
+		}
+		if ok {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				return n, true
+			}
+		}
+	}
+	return 0, false
+}
 
 // person is a static-token user with a home workspace.
 type person struct {
@@ -77,8 +98,10 @@ func startEnv(ctx context.Context, p params, bin string) (*env, error) {
 		fmt.Fprintf(&tokens, "%s,%s,%s-uid,\"bench\"\n", people[i].token, n, n)
 	}
 	args := strings.Fields(p.hubArgs)
-	if knowsFlag(ctx, bin, "--etcd-quota-backend-bytes") && !strings.Contains(p.hubArgs, "--etcd-quota-backend-bytes") {
-		args = append(args, fmt.Sprintf("--etcd-quota-backend-bytes=%d", p.etcdQuota))
+	if q, ok := quotaArg(args); ok {
+		e.quota, e.quotaSet = q, true
+	} else if knowsFlag(ctx, bin, quotaFlag) {
+		args = append(args, fmt.Sprintf("%s=%d", quotaFlag, p.etcdQuota))
 		e.quota, e.quotaSet = p.etcdQuota, true
 	}
 	if p.edgesBin != "" {

@@ -171,3 +171,21 @@ func TestScales(t *testing.T) {
 		t.Errorf("attackList = %q", got)
 	}
 }
+
+func TestQuotaArg(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want int64
+		ok   bool
+	}{
+		{[]string{"--v=2", "--etcd-quota-backend-bytes=268435456"}, 268435456, true},
+		{[]string{"--etcd-quota-backend-bytes", "1000"}, 1000, true},
+		{[]string{"--etcd-quota-backend-bytes"}, 0, false},
+		{nil, 0, false},
+	} {
+		got, ok := quotaArg(tc.args)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("quotaArg(%q) = %d %v, want %d %v", tc.args, got, ok, tc.want, tc.ok)
+		}
+	}
+}
