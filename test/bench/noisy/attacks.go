@@ -12,7 +12,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/metadata"
 
 	"github.com/wharfhub/wharf/test/bench/benchkit"
@@ -125,7 +127,7 @@ func fill(ctx context.Context, e *env, n *note) error {
 
 func cleanFill(ctx context.Context, e *env, n *note) error {
 	a := e.attacker
-	if err := a.cs.CoreV1().Events("default").DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: attackLabel}); err != nil {
+	if _, err := deleteLabelled(ctx, a, eventsGVR); err != nil {
 		n.add("deleting events: %v", trim(err))
 	}
 	list, err := a.dyn.Resource(benchkit.WorkspaceGVR).List(ctx, metav1.ListOptions{})
@@ -140,20 +142,76 @@ func cleanFill(ctx context.Context, e *env, n *note) error {
 	return cleanCMs(ctx, e, n)
 }
 
-// cleanCMs deletes the attacker's labelled ConfigMaps in its home.
+// cleanCMs deletes the attacker's labelled ConfigMaps in its home, one by
+// one: a deletecollection of hundreds of large objects outlasts a client
+// timeout on a loaded hub.
 func cleanCMs(ctx context.Context, e *env, n *note) error {
-	cms := e.attacker.cs.CoreV1().ConfigMaps("default")
-	// Metadata only: the attacker's ConfigMaps may be large.
-	if mc, err := metadata.NewForConfig(e.attacker.cfg); err == nil {
-		l, err := mc.Resource(corev1.SchemeGroupVersion.WithResource("configmaps")).Namespace("default").List(ctx, metav1.ListOptions{LabelSelector: attackLabel})
-		if err == nil {
-			n.add("%d attacker CMs left before cleanup", len(l.Items))
+	left, err := deleteLabelled(ctx, e.attacker, configMapsGVR)
+	n.add("%d attacker CMs left before cleanup", left)
+	return err
+}
+
+var (
+	configMapsGVR = corev1.SchemeGroupVersion.WithResource("configmaps")
+	eventsGVR     = corev1.SchemeGroupVersion.WithResource("events")
+)
+
+// deleteLabelled deletes every object of gvr labelled attackLabel in
+// namespace default of pp's home and returns how many there were.
+func deleteLabelled(ctx context.Context, pp *person, gvr schema.GroupVersionResource) (int, error) {
+	mc, err := metadata.NewForConfig(pp.cfg)
+	if err != nil {
+		return 0, err
+	}
+	// Metadata only: the objects may be large.
+	r := mc.Resource(gvr).Namespace("default")
+	l, err := r.List(ctx, metav1.ListOptions{LabelSelector: attackLabel})
+	if err != nil {
+		return 0, fmt.Errorf("listing %s: %w", gvr.Resource, err)
+	}
+	var failed atomic.Int64
+	var last atomic.Value
+	_ = benchkit.Pool(ctx, len(l.Items), 4, func(ctx context.Context, i int) error {
+		if err := r.Delete(ctx, l.Items[i].Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			failed.Add(1)
+			last.Store(err)
 		}
+		return nil
+	})
+	if f := failed.Load(); f > 0 {
+		return len(l.Items), fmt.Errorf("%d %s not deleted, last: %v", f, gvr.Resource, last.Load())
 	}
-	if err := cms.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: attackLabel}); err != nil {
-		return fmt.Errorf("deleting configmaps: %w", err)
+	return len(l.Items), ctx.Err()
+}
+
+// settle waits until the attacker's home holds no labelled ConfigMaps and
+// no child workspaces, so the next attack's baseline is not measured
+// against this one's leftovers (deleted workspaces, large objects).
+func settle(ctx context.Context, e *env, n *note) {
+	mc, err := metadata.NewForConfig(e.attacker.cfg)
+	if err != nil {
+		return
 	}
-	return nil
+	t0 := time.Now()
+	var cms, wss int
+	for {
+		cms, wss = -1, -1
+		if l, err := mc.Resource(configMapsGVR).Namespace("default").List(ctx, metav1.ListOptions{LabelSelector: attackLabel}); err == nil {
+			cms = len(l.Items)
+		}
+		if l, err := e.attacker.dyn.Resource(benchkit.WorkspaceGVR).List(ctx, metav1.ListOptions{}); err == nil {
+			wss = len(l.Items)
+		}
+		if cms == 0 && wss == 0 {
+			n.add("settled in %s", time.Since(t0).Round(time.Second))
+			return
+		}
+		if ctx.Err() != nil {
+			n.add("NOT settled after %s: %d CMs, %d workspaces left", time.Since(t0).Round(time.Second), cms, wss)
+			return
+		}
+		sleep(ctx, time.Second)
+	}
 }
 
 // B2/B3: the attacker lists her own large ConfigMaps concurrently.

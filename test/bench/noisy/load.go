@@ -69,10 +69,13 @@ func (l *errorLog) add(err error) {
 // ConfigMap in each person's home) on workers goroutines per person, each
 // pausing pause between operations, until ctx ends. Every operation is
 // timed on its own.
+// mixSeq numbers the mix's ConfigMaps across all loads, so a ConfigMap a
+// timed-out delete left behind never collides with a later one.
+var mixSeq atomic.Int64
+
 func steadyLoad(ctx context.Context, people []*person, workers int, pause time.Duration, tag string) loadStats {
 	var rec benchkit.Recorder
 	var errs errorLog
-	var seq atomic.Int64
 	start := time.Now()
 	var wg sync.WaitGroup
 	for _, pp := range people {
@@ -81,7 +84,7 @@ func steadyLoad(ctx context.Context, people []*person, workers int, pause time.D
 			go func() {
 				defer wg.Done()
 				for ctx.Err() == nil {
-					name := fmt.Sprintf("%s-%d-%d", tag, w, seq.Add(1))
+					name := fmt.Sprintf("%s-%d-%d", tag, w, mixSeq.Add(1))
 					mixCycle(ctx, pp, name, pause, &rec, &errs)
 				}
 			}()

@@ -178,6 +178,9 @@ func runPhase(ctx context.Context, e *env, a attack) (phaseResult, error) {
 			n.add("cleanup: %v", trim(err))
 		}
 		cancel()
+		sctx, cancel := context.WithTimeout(ctx, 3*p.attackTime)
+		settle(sctx, e, n)
+		cancel()
 	}
 	r.nospaceAfterCleanup = e.store.alarmNow(ctx)
 	r.rssAfter, _ = e.h.RSSKiB()
