@@ -122,6 +122,8 @@ func fill(ctx context.Context, e *env, n *note) error {
 		return err
 	})
 	n.add("%d/%d×500kB Events %s", got, e.p.fillEvents, refusal(err))
+	// The victim is measured on the filled store for the rest of the window.
+	<-ctx.Done()
 	return nil
 }
 

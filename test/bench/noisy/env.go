@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -61,7 +63,8 @@ type env struct {
 	p        params
 	h        *benchkit.Hub
 	quota    int64
-	quotaSet bool // the binary took --etcd-quota-backend-bytes
+	quotaSrc string // where the quota comes from, for the report
+	ext      *extEtcd
 	victim   *person
 	attacker *person
 	tenants  []*person
@@ -98,11 +101,26 @@ func startEnv(ctx context.Context, p params, bin string) (*env, error) {
 		fmt.Fprintf(&tokens, "%s,%s,%s-uid,\"bench\"\n", people[i].token, n, n)
 	}
 	args := strings.Fields(p.hubArgs)
+	e.quotaSrc = "etcd default; the binary has no " + quotaFlag
 	if q, ok := quotaArg(args); ok {
-		e.quota, e.quotaSet = q, true
+		e.quota, e.quotaSrc = q, quotaFlag+" from -hub-args"
 	} else if knowsFlag(ctx, bin, quotaFlag) {
 		args = append(args, fmt.Sprintf("%s=%d", quotaFlag, p.etcdQuota))
-		e.quota, e.quotaSet = p.etcdQuota, true
+		e.quota, e.quotaSrc = p.etcdQuota, quotaFlag
+	}
+	storeEP := ""
+	if p.externalEtcd {
+		x, err := startExtEtcd(ctx, p.etcdQuota)
+		if err != nil {
+			return nil, err
+		}
+		e.ext, storeEP = x, x.endpoint
+		args = append(args, "--etcd-servers="+x.endpoint)
+		if e.quota != p.etcdQuota {
+			e.quota, e.quotaSrc = p.etcdQuota, "external etcd's --quota-backend-bytes"
+		} else {
+			e.quotaSrc = "external etcd's --quota-backend-bytes and " + e.quotaSrc
+		}
 	}
 	if p.edgesBin != "" {
 		edges, err := absPath(p.edgesBin)
@@ -113,17 +131,23 @@ func startEnv(ctx context.Context, p params, bin string) (*env, error) {
 	}
 	h, err := benchkit.StartHub(ctx, benchkit.Options{Bin: bin, DirPrefix: "wharf-noisy-", TokenFile: tokens.String(), QPS: -1, Args: args})
 	if err != nil {
+		if e.ext != nil {
+			e.ext.stop()
+		}
 		return nil, err
 	}
 	e.h = h
-	if err := e.setup(ctx, people); err != nil {
+	if storeEP == "" {
+		storeEP = (&url.URL{Scheme: "unix", Path: filepath.Join(h.DataDir(), "etcd", "etcd.sock")}).String()
+	}
+	if err := e.setup(ctx, people, storeEP); err != nil {
 		e.stop()
 		return nil, h.Annotate(err)
 	}
 	return e, nil
 }
 
-func (e *env) setup(ctx context.Context, people []*person) error {
+func (e *env) setup(ctx context.Context, people []*person, storeEP string) error {
 	var err error
 	if e.admin, err = kubernetes.NewForConfig(e.h.Config("root")); err != nil {
 		return fmt.Errorf("admin clientset: %w", err)
@@ -144,7 +168,7 @@ func (e *env) setup(ctx context.Context, people []*person) error {
 	if err := benchkit.WaitDefaultNamespace(ctx, mustCS(e.h.Config("root:hidden")), "root:hidden"); err != nil {
 		return err
 	}
-	if e.store, err = startStoreWatch(ctx, e.h.DataDir(), e.quota); err != nil {
+	if e.store, err = startStoreWatch(ctx, storeEP, e.quota); err != nil {
 		return err
 	}
 	if e.p.edgesBin != "" {
@@ -227,6 +251,9 @@ func (e *env) stop() {
 		e.store.close()
 	}
 	e.h.Stop()
+	if e.ext != nil {
+		e.ext.stop()
+	}
 }
 
 func absPath(p string) (string, error) {

@@ -49,6 +49,7 @@ type params struct {
 	edgesBin      string
 	hubArgs       string
 	etcdQuota     int64
+	externalEtcd  bool
 	quick         bool
 	attacks       string
 	scales        []scale
@@ -108,6 +109,7 @@ func main() {
 	flag.StringVar(&p.edgesBin, "edges-bin", "bin/wharf-provider-edges", "replicas: single provider whose lease renewals are watched (empty: none)")
 	flag.StringVar(&p.hubArgs, "hub-args", "", "extra wharf-hub flags, space separated, passed to every binary")
 	flag.Int64Var(&p.etcdQuota, "etcd-quota", 256<<20, "store quota in bytes, passed as --etcd-quota-backend-bytes to binaries that know that flag")
+	flag.BoolVar(&p.externalEtcd, "external-etcd", false, "run each hub on an etcd of this command's (--etcd-servers) started with -etcd-quota, so a binary without the quota flag meets a small store too")
 	flag.BoolVar(&p.quick, "quick", false, "small, short smoke run")
 	flag.StringVar(&p.attacks, "attacks", "B1,B2,B4,B5,B6,B7", "attacks to run (B2 is the B2/B3 list flood)")
 	flag.DurationVar(&p.baseline, "baseline", 10*time.Second, "victim baseline before each attack")
@@ -179,7 +181,7 @@ func run(ctx context.Context, p params) error {
 	}()
 	res := make([]binResult, len(bins))
 	for i, b := range bins {
-		res[i] = binResult{label: b.label, bin: b.bin, quota: envs[i].quota, quotaSet: envs[i].quotaSet, tenants: p.tenants, workers: p.tenantWorkers}
+		res[i] = binResult{label: b.label, bin: b.bin, quota: envs[i].quota, quotaSrc: envs[i].quotaSrc, tenants: p.tenants, workers: p.tenantWorkers}
 	}
 	measureThroughput(ctx, p, envs, res)
 	// Attacks run against one hub at a time; each hub is stopped after its

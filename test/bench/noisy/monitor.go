@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -252,8 +251,7 @@ type storeWatch struct {
 	lastDB   int64
 }
 
-func startStoreWatch(ctx context.Context, dataDir string, quota int64) (*storeWatch, error) {
-	ep := (&url.URL{Scheme: "unix", Path: filepath.Join(dataDir, "etcd", "etcd.sock")}).String()
+func startStoreWatch(ctx context.Context, ep string, quota int64) (*storeWatch, error) {
 	c, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		return nil, fmt.Errorf("etcd client: %w", err)
@@ -320,6 +318,29 @@ func (s *storeWatch) alarmNow(ctx context.Context) bool {
 		}
 	}
 	return false
+}
+
+// disarm frees the store the way an operator would after NOSPACE:
+// compact to the current revision, defragment, disarm the alarm. The
+// benchmark does it only after the hub failed to recover by itself, so
+// the remaining attacks are measured on a working store.
+func (s *storeWatch) disarm(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	st, err := s.c.Status(ctx, s.endpoint)
+	if err != nil {
+		return fmt.Errorf("status: %w", err)
+	}
+	if _, err := s.c.Compact(ctx, st.Header.Revision, clientv3.WithCompactPhysical()); err != nil {
+		return fmt.Errorf("compact: %w", err)
+	}
+	if _, err := s.c.Defragment(ctx, s.endpoint); err != nil {
+		return fmt.Errorf("defragment: %w", err)
+	}
+	if _, err := s.c.AlarmDisarm(ctx, &clientv3.AlarmMember{MemberID: st.Header.MemberId, Alarm: etcdserverpb.AlarmType_NOSPACE}); err != nil {
+		return fmt.Errorf("disarm: %w", err)
+	}
+	return nil
 }
 
 func (s *storeWatch) close() {

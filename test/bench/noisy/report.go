@@ -78,11 +78,7 @@ func yesNo(b bool) string {
 
 // printBinary writes one binary's table.
 func printBinary(w io.Writer, r binResult) {
-	q := "etcd default, flag unknown to this binary"
-	if r.quotaSet {
-		q = "--etcd-quota-backend-bytes"
-	}
-	fmt.Fprintf(w, "\n== %s: %s, store quota %.0f MiB (%s)\n", r.label, r.bin, mibB(r.quota), q)
+	fmt.Fprintf(w, "\n== %s: %s, store quota %.0f MiB (%s)\n", r.label, r.bin, mibB(r.quota), r.quotaSrc)
 	t := r.throughput
 	fmt.Fprintf(w, "no misbehaviour: %d tenants x %d workers: %.1f ops/s (rounds:%s), p50 %s ms, p99 %s ms, errors %d (%s)\n\n",
 		r.tenants, r.workers, t.opsPerSec(), roundRates(r.rounds), ms(t.sum.P50), ms(t.sum.P99), t.errs, pct(t.errRate()))

@@ -135,14 +135,15 @@ func TestReport(t *testing.T) {
 	phase.under.sample = []string{"database space exceeded"}
 	before := binResult{label: "before", bin: "old", quota: defaultEtcdQuota, throughput: stats(0, 5, 5), rounds: []loadStats{stats(0, 5, 5), stats(0, 5, 5, 5)}, tenants: 3, workers: 2, phases: []phaseResult{phase}}
 	after := before
-	after.label, after.bin, after.quotaSet, after.quota = "after", "new", true, 256<<20
+	before.quotaSrc = "etcd default; the binary has no --etcd-quota-backend-bytes"
+	after.label, after.bin, after.quotaSrc, after.quota = "after", "new", "--etcd-quota-backend-bytes", 256<<20
 	var buf bytes.Buffer
 	printBinary(&buf, before)
 	printBinary(&buf, after)
 	printComparison(&buf, before, after)
 	out := buf.String()
 	for _, want := range []string{
-		"store quota 2048 MiB (etcd default", "store quota 256 MiB (--etcd-quota-backend-bytes)",
+		"store quota 2048 MiB (etcd default; the binary has no", "store quota 256 MiB (--etcd-quota-backend-bytes)",
 		"no misbehaviour: 3 tenants x 2 workers", "B7", "5.71x", // p99 40 ms / 7 ms
 		"victim GC: base p50 100.0 ms", "10.00x", "database space exceeded", "25.0%",
 		"MISSES goals", "cost of limits 0.0%", "(rounds: 2 3)",
