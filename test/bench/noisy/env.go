@@ -250,6 +250,9 @@ func (e *env) stop() {
 	if e.store != nil {
 		e.store.close()
 	}
+	if e.leases != nil {
+		e.leases.cancel()
+	}
 	e.h.Stop()
 	if e.ext != nil {
 		e.ext.stop()

@@ -35,6 +35,7 @@ const renewPeriod = time.Second
 type leaseWatch struct {
 	h       *benchkit.Hub
 	metrics *http.Client
+	cancel  context.CancelFunc
 	mu      sync.Mutex
 	renews  []time.Time
 	lastRV  string
@@ -42,7 +43,8 @@ type leaseWatch struct {
 
 func startLeaseWatch(ctx context.Context, admin kubernetes.Interface, h *benchkit.Hub) *leaseWatch {
 	hc, _ := rest.HTTPClientFor(h.Config(""))
-	w := &leaseWatch{h: h, metrics: hc}
+	ctx, cancel := context.WithCancel(ctx)
+	w := &leaseWatch{h: h, metrics: hc, cancel: cancel}
 	go w.loop(ctx, admin)
 	return w
 }
