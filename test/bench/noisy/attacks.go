@@ -102,7 +102,7 @@ func fill(ctx context.Context, e *env, n *note) error {
 	a := e.attacker
 	cms := a.cs.CoreV1().ConfigMaps("default")
 	mb := payload(1_000_000)
-	got, err := createUntilRefused(ctx, e.p.fillMB, 2, func(ctx context.Context, i int) error {
+	got, err := createUntilRefused(ctx, e.p.fillMB, 3, func(ctx context.Context, i int) error {
 		_, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("fill-%d", i), Labels: labels()}, Data: map[string]string{"d": mb}}, metav1.CreateOptions{})
 		return err
 	})
@@ -196,20 +196,29 @@ func settle(ctx context.Context, e *env, n *note) {
 	}
 	t0 := time.Now()
 	var cms, wss int
+	var last error
 	for {
-		cms, wss = -1, -1
+		cms, wss = -1, -1 // -1: the list failed
 		if l, err := mc.Resource(configMapsGVR).Namespace("default").List(ctx, metav1.ListOptions{LabelSelector: attackLabel}); err == nil {
 			cms = len(l.Items)
+		} else {
+			last = err
 		}
 		if l, err := e.attacker.dyn.Resource(benchkit.WorkspaceGVR).List(ctx, metav1.ListOptions{}); err == nil {
 			wss = len(l.Items)
+		} else {
+			last = err
 		}
 		if cms == 0 && wss == 0 {
 			n.add("settled in %s", time.Since(t0).Round(time.Second))
 			return
 		}
 		if ctx.Err() != nil {
-			n.add("NOT settled after %s: %d CMs, %d workspaces left", time.Since(t0).Round(time.Second), cms, wss)
+			msg := fmt.Sprintf("NOT settled after %s: %d CMs, %d workspaces left", time.Since(t0).Round(time.Second), cms, wss)
+			if last != nil {
+				msg += "; last list error: " + trim(last)
+			}
+			n.add("%s", msg)
 			return
 		}
 		sleep(ctx, time.Second)

@@ -70,7 +70,7 @@ func (p *params) registerScales() {
 		{"tenants", "well-behaved tenants in the throughput figure", 4, 3, &p.tenants},
 		{"tenant-workers", "workers per well-behaved tenant", 2, 2, &p.tenantWorkers},
 		{"throughput-rounds", "rounds of the throughput figure, alternating between binaries", 4, 2, &p.rounds},
-		{"fill-mb", "B1: at most this many 1 MB ConfigMaps", 200, 30, &p.fillMB},
+		{"fill-mb", "B1: at most this many 1 MB ConfigMaps (more than -etcd-quota: filled until refused)", 300, 30, &p.fillMB},
 		{"fill-workspaces", "B1: at most this many child workspaces", 150, 30, &p.fillWorkspaces},
 		{"fill-events", "B1: at most this many 500 kB Events", 60, 10, &p.fillEvents},
 		{"list-mb", "B2/B3: MB of 100 kB ConfigMaps the attacker lists", 20, 5, &p.listMB},
