@@ -120,7 +120,10 @@ func main() {
 	p.applyScales()
 	// client-go logs every request cut short when a window ends; the
 	// report counts errors itself.
-	klog.LogToStderr(false)
+	kfs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(kfs)
+	_ = kfs.Set("logtostderr", "false")
+	_ = kfs.Set("stderrthreshold", "FATAL")
 	klog.SetOutput(io.Discard)
 	p.Main(p.validate, func(ctx context.Context) error { return run(ctx, p) })
 }
