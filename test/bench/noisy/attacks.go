@@ -195,19 +195,19 @@ func settle(ctx context.Context, e *env, n *note) {
 		return
 	}
 	t0 := time.Now()
-	var cms, wss int
+	cms, wss := -1, -1 // -1: never listed
 	var last error
 	for {
-		cms, wss = -1, -1 // -1: the list failed
+		// A list cut short by the deadline keeps the previous count.
 		if l, err := mc.Resource(configMapsGVR).Namespace("default").List(ctx, metav1.ListOptions{LabelSelector: attackLabel}); err == nil {
 			cms = len(l.Items)
-		} else {
-			last = err
+		} else if ctx.Err() == nil {
+			cms, last = -1, err
 		}
 		if l, err := e.attacker.dyn.Resource(benchkit.WorkspaceGVR).List(ctx, metav1.ListOptions{}); err == nil {
 			wss = len(l.Items)
-		} else {
-			last = err
+		} else if ctx.Err() == nil {
+			wss, last = -1, err
 		}
 		if cms == 0 && wss == 0 {
 			n.add("settled in %s", time.Since(t0).Round(time.Second))
