@@ -15,7 +15,7 @@ export WHARF_BIN_DIR := $(BIN)
 # $WHARF_KUBE_TOOLS_CACHE. Lazily evaluated; `make -s kube-tools-dir` prints it.
 KUBE_TOOLS_DIR = $(shell GO=$(GO) bash test/tools/build.sh --print-dir)
 
-.PHONY: all build run test unit e2e bench bench-providers lint fmt clean generate
+.PHONY: all build run test unit e2e bench bench-providers bench-noisy lint fmt clean generate
 .PHONY: kube-tools kube-tools-dir kube-tools-for-test
 .PHONY: chart-tools chart-tools-dir
 .PHONY: soak
@@ -92,6 +92,7 @@ bench: build
 	WHARF_BENCH_EDGES=1 $(GO) test -count=1 -run='^$$' -bench='^BenchmarkEdges$$' -benchtime=1x -timeout=15m ./test/bench/edges
 	WHARF_BENCH_TENANTFILTER=1 $(GO) test -count=1 -run='^$$' -bench='^BenchmarkTenantFilter$$' -benchtime=1x -timeout=30m ./test/bench/tenantfilter
 	$(MAKE) --no-print-directory bench-providers
+	$(MAKE) --no-print-directory bench-noisy
 
 # soak runs test/ha's fault cases and, on a bed of its own beside them, a
 # 5-minute mixed-load soak (make test runs the same with a 30 s soak). haproxy comes from
@@ -107,6 +108,14 @@ bench-providers: build
 	@command -v nginx >/dev/null 2>&1 || test -x /usr/sbin/nginx || \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx; }
 	$(GO) run ./test/bench/providers -bin $(BIN)/wharf-hub
+
+# bench-noisy is issue 24's noisy-neighbour benchmark: a victim tenant's
+# p50/p99/errors at baseline and under each attack B1-B7, missed lease
+# renewals, the store against its quota, and no-misbehaviour throughput.
+# NOISY_ARGS adds flags, e.g. NOISY_ARGS='-before-bin old/wharf-hub' for
+# before and after from one run, or NOISY_ARGS=-quick for a smoke run.
+bench-noisy: build
+	$(GO) run ./test/bench/noisy -bin $(BIN)/wharf-hub -edges-bin $(BIN)/wharf-provider-edges $(NOISY_ARGS)
 
 # generate rewrites the deepcopy and OpenAPI code of the hub's API types.
 # The OpenAPI definitions also cover the k8s.io/api groups the hub serves,
