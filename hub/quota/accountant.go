@@ -35,7 +35,9 @@ type Accountant struct {
 type exemptKey struct{}
 
 // WithExempt marks ctx as the hub's own work: counted, never refused.
-func WithExempt(ctx context.Context) context.Context { return context.WithValue(ctx, exemptKey{}, true) }
+func WithExempt(ctx context.Context) context.Context {
+	return context.WithValue(ctx, exemptKey{}, true)
+}
 
 // workspacesResource is the resource whose objects count as workspaces.
 var workspacesResource = schema.GroupResource{Group: "tenancy.wharf.dev", Resource: "workspaces"}

@@ -86,7 +86,7 @@ func NewLedger(w *etcd.Writer, etcdPrefix string) *Ledger {
 func (l *Ledger) Prefix() string { return strings.TrimSuffix(l.clusters, "clusters/") }
 
 func (l *Ledger) clusterKey(id cluster.ID) string { return l.clusters + string(id) }
-func (l *Ledger) tenantKey(t string) string     { return l.tenants + t }
+func (l *Ledger) tenantKey(t string) string       { return l.tenants + t }
 
 // apply commits c, together with whatever else the tenant has pending,
 // and returns c's outcome: nil, an *Exceeded, or a storage error.

@@ -27,7 +27,9 @@ func (u Usage) Add(d Usage) Usage {
 }
 
 // Neg returns -u.
-func (u Usage) Neg() Usage { return Usage{Objects: -u.Objects, Bytes: -u.Bytes, Workspaces: -u.Workspaces} }
+func (u Usage) Neg() Usage {
+	return Usage{Objects: -u.Objects, Bytes: -u.Bytes, Workspaces: -u.Workspaces}
+}
 
 // IsZero reports a usage of nothing.
 func (u Usage) IsZero() bool { return u == Usage{} }
