@@ -9,32 +9,77 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/wharfhub/wharf/hub/cluster"
 	"github.com/wharfhub/wharf/hub/etcd"
 )
 
-// maxCASAttempts bounds how often a batch is recomputed after another
-// replica changed one of its records first.
-const maxCASAttempts = 16
+const (
+	// maxCASAttempts bounds how often a batch is recomputed after another
+	// replica changed one of its records first.
+	maxCASAttempts = 16
+	// flushDelay is how long consumption admitted from a grant waits
+	// before it is written, gathering the writes of that time into one
+	// transaction.
+	flushDelay = 200 * time.Millisecond
+	// grantTTL: a replica's grant not renewed for this long is dropped by
+	// whichever replica commits next (a crashed replica's grant frees
+	// itself); the holder stops using its grant after half of it.
+	grantTTL = 60 * time.Second
+)
+
+// defaultChunk is the headroom a replica takes beyond a reservation, so
+// that a tenant's next writes are admitted without an etcd round trip.
+var defaultChunk = Usage{Objects: 64, Bytes: 1 << 20}
 
 // record is a usage record's etcd value. Writer makes each value unique,
 // so that a retried transaction can tell its own earlier write.
 type record struct {
+	// Usage is what is stored, as far as the replicas have written it.
 	Usage
-	Writer string `json:"writer,omitempty"`
+	// Grants is headroom each replica holds beyond Usage; it counts as
+	// used for every other replica.
+	Grants map[string]grant `json:"grants,omitempty"`
+	Writer string           `json:"writer,omitempty"`
 	// Reconciled is the etcd revision of the store snapshot the
 	// reconciler last corrected this record from.
 	Reconciled int64 `json:"reconciled,omitempty"`
 }
 
+type grant struct {
+	Usage
+	Renewed int64 `json:"renewed"` // unix seconds
+}
+
+// others sums the live grants of replicas but me.
+func (r record) others(me string, now time.Time) Usage {
+	var s Usage
+	for id, g := range r.Grants {
+		if id != me && now.Sub(time.Unix(g.Renewed, 0)) < grantTTL {
+			s = s.Add(g.Usage)
+		}
+	}
+	return s
+}
+
+// local is this replica's part of one record: g is its grant, c what it
+// admitted from the grant and f what was released, both not yet written.
+type local struct {
+	tenant  string
+	g, c, f Usage
+	granted time.Time
+}
+
 // Ledger keeps the usage records in etcd (see the package doc).
 type Ledger struct {
 	w        *etcd.Writer
+	clock    clock.WithDelayedExecution
 	clusters string // <prefix>/wharf.dev/usage/clusters/
 	tenants  string // <prefix>/wharf.dev/usage/tenants/
 	writerID string
@@ -42,16 +87,18 @@ type Ledger struct {
 
 	mu     sync.Mutex
 	queues map[string]*queue
-	// known caches each record's value and mod revision as last seen, so
-	// that a batch usually costs one transaction; a stale entry only makes
-	// the compare fail, and the Else branch brings it up to date.
+	loc    map[string]*local
+	// flushing holds tenants with a flush scheduled.
+	flushing map[string]bool
+	// known caches each record as last seen, so that a batch usually
+	// costs one transaction; a stale entry only makes the compare fail,
+	// and the Else branch brings it up to date.
 	known map[string]cached
 }
 
 type cached struct {
-	u          Usage
-	rev        int64
-	reconciled int64
+	rec record
+	rev int64
 }
 
 type queue struct {
@@ -59,7 +106,7 @@ type queue struct {
 	busy    bool
 }
 
-// change is one write's reservation (delta > 0, enforced) or release.
+// change is one write's reservation (delta > 0) or release.
 type change struct {
 	cluster cluster.ID
 	tenant  string
@@ -67,8 +114,10 @@ type change struct {
 	// enforce refuses a growing change past ws or ten.
 	enforce bool
 	ws, ten Limits
-	err     error
-	done    chan struct{}
+	// flush asks only for the tenant's in-memory changes to be written.
+	flush bool
+	err   error
+	done  chan struct{}
 }
 
 // NewLedger returns a ledger under etcdPrefix, writing through w.
@@ -76,9 +125,13 @@ func NewLedger(w *etcd.Writer, etcdPrefix string) *Ledger {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	p := strings.TrimSuffix(etcdPrefix, "/") + "/wharf.dev/usage/"
+	clk, ok := w.Clock.(clock.WithDelayedExecution)
+	if !ok {
+		clk = clock.RealClock{}
+	}
 	return &Ledger{
-		w: w, clusters: p + "clusters/", tenants: p + "tenants/", writerID: hex.EncodeToString(b[:]),
-		queues: map[string]*queue{}, known: map[string]cached{},
+		w: w, clock: clk, clusters: p + "clusters/", tenants: p + "tenants/", writerID: hex.EncodeToString(b[:]),
+		queues: map[string]*queue{}, loc: map[string]*local{}, flushing: map[string]bool{}, known: map[string]cached{},
 	}
 }
 
@@ -86,13 +139,44 @@ func NewLedger(w *etcd.Writer, etcdPrefix string) *Ledger {
 func (l *Ledger) Prefix() string { return strings.TrimSuffix(l.clusters, "clusters/") }
 
 func (l *Ledger) clusterKey(id cluster.ID) string { return l.clusters + string(id) }
-func (l *Ledger) tenantKey(t string) string       { return l.tenants + t }
+func (l *Ledger) tenantKey(t string) string     { return l.tenants + t }
 
-// apply commits c, together with whatever else the tenant has pending,
-// and returns c's outcome: nil, an *Exceeded, or a storage error.
+// localOf returns (making) the local part of key; l.mu is held.
+func (l *Ledger) localOf(key, tenant string) *local {
+	lo := l.loc[key]
+	if lo == nil {
+		lo = &local{tenant: tenant}
+		l.loc[key] = lo
+	}
+	lo.tenant = tenant
+	return lo
+}
+
+// apply records c and returns its outcome: nil, an *Exceeded, or a
+// storage error. Releases, and growth that this replica's grants cover,
+// are applied in memory and written shortly after (flush); the rest is
+// committed together with whatever else the tenant has pending.
 func (l *Ledger) apply(c *change) error {
-	c.done = make(chan struct{})
+	pos, neg := c.delta.split()
 	l.mu.Lock()
+	if !c.flush {
+		ck, tk := l.clusterKey(c.cluster), l.tenantKey(c.tenant)
+		cl, tl := l.localOf(ck, c.tenant), l.localOf(tk, c.tenant)
+		if !neg.IsZero() {
+			cl.f, tl.f = cl.f.Add(neg), tl.f.Add(neg)
+		}
+		now := l.clock.Now()
+		fresh := now.Sub(tl.granted) < grantTTL/2 && now.Sub(cl.granted) < grantTTL/2
+		if pos.IsZero() || (fresh && cl.g.covers(pos) && tl.g.covers(pos)) {
+			cl.g, tl.g = cl.g.Sub(pos), tl.g.Sub(pos)
+			cl.c, tl.c = cl.c.Add(pos), tl.c.Add(pos)
+			l.scheduleFlush(c.tenant)
+			l.mu.Unlock()
+			return nil
+		}
+	}
+	c.delta = pos
+	c.done = make(chan struct{})
 	q := l.queues[c.tenant]
 	if q == nil {
 		q = &queue{}
@@ -109,6 +193,30 @@ func (l *Ledger) apply(c *change) error {
 	return c.err
 }
 
+// scheduleFlush writes the tenant's in-memory changes after flushDelay;
+// l.mu is held.
+func (l *Ledger) scheduleFlush(tenant string) {
+	if l.flushing[tenant] {
+		return
+	}
+	l.flushing[tenant] = true
+	l.clock.AfterFunc(flushDelay, func() {
+		l.mu.Lock()
+		delete(l.flushing, tenant)
+		q := l.queues[tenant]
+		if q == nil {
+			q = &queue{}
+			l.queues[tenant] = q
+		}
+		lead := !q.busy
+		q.busy = true
+		l.mu.Unlock()
+		if lead {
+			l.lead(tenant, q)
+		}
+	})
+}
+
 // lead commits the tenant's pending changes as one batch. Changes that
 // arrive meanwhile form the next batch, led by a goroutine of its own so
 // that this caller returns as soon as its own batch is done.
@@ -121,9 +229,7 @@ func (l *Ledger) lead(tenant string, q *queue) {
 	l.mu.Lock()
 	if len(q.pending) == 0 {
 		q.busy = false
-		if len(q.pending) == 0 {
-			delete(l.queues, tenant)
-		}
+		delete(l.queues, tenant)
 		l.mu.Unlock()
 		return
 	}
@@ -131,54 +237,120 @@ func (l *Ledger) lead(tenant string, q *queue) {
 	go l.lead(tenant, q)
 }
 
-// commit applies batch with one compare-and-swap transaction over the
-// tenant's record and its clusters' records, recomputing on conflict.
+// commit writes, with one compare-and-swap transaction over the tenant's
+// record and its clusters' records: this replica's in-memory changes of
+// the tenant, batch's reservations (or their refusals), and the grants
+// left for the next writes.
 func (l *Ledger) commit(ctx context.Context, tenant string, batch []*change) {
 	defer func() {
 		for _, c := range batch {
 			close(c.done)
 		}
 	}()
-	keys := []string{l.tenantKey(tenant)}
-	seen := map[string]bool{keys[0]: true}
+	tk := l.tenantKey(tenant)
+	// Take this tenant's local parts out of play while the transaction
+	// is in flight: new writes of the tenant queue for the next batch
+	// instead of spending grants this batch is rewriting.
+	l.mu.Lock()
+	snap := map[string]local{}
 	for _, c := range batch {
-		if k := l.clusterKey(c.cluster); !seen[k] {
-			seen[k] = true
+		if !c.flush {
+			l.localOf(l.clusterKey(c.cluster), tenant)
+		}
+	}
+	l.localOf(tk, tenant)
+	for k, lo := range l.loc {
+		if lo.tenant == tenant {
+			snap[k] = *lo
+			lo.g, lo.c, lo.f = Usage{}, Usage{}, Usage{}
+		}
+	}
+	l.mu.Unlock()
+	keys := []string{tk}
+	for k := range snap {
+		if k != tk {
 			keys = append(keys, k)
 		}
 	}
+	applied := false
+	defer func() {
+		if applied {
+			return
+		}
+		// Nothing written: what was taken out goes back.
+		l.mu.Lock()
+		for k, s := range snap {
+			lo := l.localOf(k, tenant)
+			lo.g, lo.c, lo.f = lo.g.Add(s.g), lo.c.Add(s.c), lo.f.Add(s.f)
+		}
+		l.mu.Unlock()
+	}()
 	for attempt := 0; attempt < maxCASAttempts; attempt++ {
 		cur, err := l.current(ctx, keys)
 		if err != nil {
 			fail(batch, err)
 			return
 		}
-		next := make(map[string]Usage, len(keys))
-		for k, v := range cur {
-			next[k] = v.u
+		now := l.clock.Now()
+		next := make(map[string]record, len(keys))
+		grants := make(map[string]Usage, len(keys))
+		for _, k := range keys {
+			r := cur[k].rec
+			r.Usage = r.Usage.Add(snap[k].c).Sub(snap[k].f)
+			next[k] = r
+			// The grant held in memory, as far as the record still
+			// holds it (another replica drops it once expired).
+			if g, ok := r.Grants[l.writerID]; ok {
+				grants[k] = minU(snap[k].g, g.Usage)
+			}
 		}
-		changed := false
 		for _, c := range batch {
 			c.err = nil
-			ck, tk := l.clusterKey(c.cluster), keys[0]
-			if c.enforce && c.delta.Grows() {
-				if e := refusal(WorkspaceQuotaName, c.ws, next[ck], c.delta); e != nil {
+			if c.delta.IsZero() {
+				continue
+			}
+			ck := l.clusterKey(c.cluster)
+			if c.enforce {
+				if e := l.fits(WorkspaceQuotaName, c.ws, next[ck], c.delta, now); e != nil {
 					c.err = e
 					continue
 				}
-				if e := refusal(TenantQuotaName, c.ten, next[tk], c.delta); e != nil {
+				if e := l.fits(TenantQuotaName, c.ten, next[tk], c.delta, now); e != nil {
 					c.err = e
 					continue
 				}
 			}
-			if !c.delta.IsZero() {
-				changed = true
-				next[ck] = next[ck].Add(c.delta)
-				next[tk] = next[tk].Add(c.delta)
+			for _, k := range []string{ck, tk} {
+				r := next[k]
+				r.Usage = r.Usage.Add(c.delta)
+				next[k] = r
+				grants[k] = maxU(grants[k].Sub(c.delta), Usage{})
 			}
 		}
-		if !changed {
-			return
+		// Top up the grants for the next writes, within the room left.
+		lims := map[string]Limits{}
+		for _, c := range batch {
+			if !c.flush {
+				lims[l.clusterKey(c.cluster)], lims[tk] = c.ws, c.ten
+			}
+		}
+		for _, k := range keys {
+			r := next[k]
+			lim, known := lims[k]
+			if known {
+				room := lim.headroom(r.Usage.Add(r.others(l.writerID, now)).Add(grants[k]))
+				grants[k] = grants[k].Add(chunk(defaultChunk, room))
+			}
+			r.Grants = liveGrants(r.Grants, l.writerID, now)
+			if grants[k].IsZero() {
+				delete(r.Grants, l.writerID)
+			} else {
+				if r.Grants == nil {
+					r.Grants = map[string]grant{}
+				}
+				r.Grants[l.writerID] = grant{Usage: grants[k], Renewed: now.Unix()}
+			}
+			next[k] = r
 		}
 		ok, err := l.swap(ctx, keys, cur, next)
 		if err != nil {
@@ -186,16 +358,56 @@ func (l *Ledger) commit(ctx context.Context, tenant string, batch []*change) {
 			return
 		}
 		if ok {
+			applied = true
+			l.mu.Lock()
+			for _, k := range keys {
+				lo := l.localOf(k, tenant)
+				lo.g = lo.g.Add(grants[k])
+				lo.granted = now
+			}
+			l.mu.Unlock()
 			return
 		}
 	}
 	fail(batch, fmt.Errorf("usage records of tenant %s kept changing", tenant))
 }
 
+// Flush writes this replica's in-memory changes of every tenant now, for
+// a drain or a test that reads the records.
+func (l *Ledger) Flush() {
+	l.mu.Lock()
+	tenants := map[string]bool{}
+	for _, lo := range l.loc {
+		tenants[lo.tenant] = true
+	}
+	l.mu.Unlock()
+	for t := range tenants {
+		_ = l.apply(&change{tenant: t, cluster: "", delta: Usage{}, flush: true})
+	}
+}
+
+// liveGrants drops the grants not renewed within grantTTL.
+func liveGrants(in map[string]grant, me string, now time.Time) map[string]grant {
+	out := make(map[string]grant, len(in))
+	for id, g := range in {
+		if id == me || now.Sub(time.Unix(g.Renewed, 0)) < grantTTL {
+			out[id] = g
+		}
+	}
+	return out
+}
+
 func fail(batch []*change, err error) {
 	for _, c := range batch {
 		c.err = fmt.Errorf("updating stored usage: %w", err)
 	}
+}
+
+// fits refuses d when the record's usage and the other replicas' grants
+// leave no room for it. This replica's own grant need not be counted: it
+// was granted within the limit, so d fits in it only where d fits here.
+func (l *Ledger) fits(name string, lim Limits, r record, d Usage, now time.Time) error {
+	return refusal(name, lim, r.Usage.Add(r.others(l.writerID, now)), d)
 }
 
 // refusal is an *Exceeded when d does not fit used under lim.
@@ -257,20 +469,23 @@ func (l *Ledger) learn(keys []string, resps []*etcdserverpb.ResponseOp) {
 		if err := json.Unmarshal(r.Kvs[0].Value, &rec); err != nil {
 			klog.ErrorS(err, "Unreadable usage record; counting from zero until the reconciler rewrites it", "key", k)
 		}
-		l.known[k] = cached{u: rec.Usage, rev: r.Kvs[0].ModRevision, reconciled: rec.Reconciled}
+		l.known[k] = cached{rec: rec, rev: r.Kvs[0].ModRevision}
 	}
 }
 
 // swap writes next over keys if none changed since cur; on a failed
 // compare it refreshes the cache from the Else branch.
-func (l *Ledger) swap(ctx context.Context, keys []string, cur map[string]cached, next map[string]Usage) (bool, error) {
+func (l *Ledger) swap(ctx context.Context, keys []string, cur map[string]cached, next map[string]record) (bool, error) {
 	cmps := make([]clientv3.Cmp, len(keys))
 	puts := make([]clientv3.Op, len(keys))
 	gets := make([]clientv3.Op, len(keys))
 	var firstVal []byte
 	for i, k := range keys {
 		cmps[i] = clientv3.Compare(clientv3.ModRevision(k), "=", cur[k].rev)
-		val, err := json.Marshal(record{Usage: next[k], Writer: l.nextWriter(), Reconciled: cur[k].reconciled})
+		rec := next[k]
+		rec.Writer = l.nextWriter()
+		next[k] = rec
+		val, err := json.Marshal(rec)
 		if err != nil {
 			return false, err
 		}
@@ -296,25 +511,31 @@ func (l *Ledger) swap(ctx context.Context, keys []string, cur map[string]cached,
 	}
 	l.mu.Lock()
 	for _, k := range keys {
-		l.known[k] = cached{u: next[k], rev: resp.Header.Revision, reconciled: cur[k].reconciled}
+		l.known[k] = cached{rec: next[k], rev: resp.Header.Revision}
 	}
 	l.mu.Unlock()
 	return true, nil
 }
 
-// Get reads the stored usage of a cluster and its tenant.
+// Get reads the stored usage of a cluster and its tenant, with this
+// replica's unwritten changes: what is stored, not what is reserved.
 func (l *Ledger) Get(ctx context.Context, id cluster.ID, tenant string) (ws, ten Usage, err error) {
 	keys := []string{l.clusterKey(id), l.tenantKey(tenant)}
-	l.mu.Lock()
-	for _, k := range keys {
-		delete(l.known, k)
-	}
-	l.mu.Unlock()
+	l.forget(keys...)
 	cur, err := l.current(ctx, keys)
 	if err != nil {
 		return Usage{}, Usage{}, err
 	}
-	return cur[keys[0]].u, cur[keys[1]].u, nil
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]Usage, 2)
+	for i, k := range keys {
+		out[i] = cur[k].rec.Usage
+		if lo := l.loc[k]; lo != nil {
+			out[i] = out[i].Add(lo.c).Sub(lo.f)
+		}
+	}
+	return out[0], out[1], nil
 }
 
 // forget drops cached records, after the reconciler rewrote them.

@@ -27,6 +27,12 @@ type Reconciler struct {
 	Prefix   string
 	Resolver *Ceilings
 	Interval time.Duration
+
+	// seen is the drift of each record found by the previous pass. Only
+	// drift seen twice is corrected, by the smaller amount: a write in
+	// flight at a snapshot (admitted, not yet written to its record) is
+	// drift of one pass only.
+	seen map[string]Usage
 }
 
 // Run reconciles every Interval until ctx is done.
@@ -95,6 +101,7 @@ func (r *Reconciler) Once(ctx context.Context) error {
 		key = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
 	}
 	fixed := 0
+	seen := map[string]Usage{}
 	for k := range recorded {
 		if _, ok := actual[k]; !ok {
 			actual[k] = Usage{}
@@ -102,7 +109,12 @@ func (r *Reconciler) Once(ctx context.Context) error {
 	}
 	for k, want := range actual {
 		was := recorded[k]
-		diff := want.Add(was.Usage.Neg())
+		drift := want.Add(was.Usage.Neg())
+		if drift.IsZero() {
+			continue
+		}
+		seen[k] = drift
+		diff := stable(r.seen[k], drift)
 		if diff.IsZero() {
 			continue
 		}
@@ -112,6 +124,7 @@ func (r *Reconciler) Once(ctx context.Context) error {
 		}
 		fixed++
 	}
+	r.seen = seen
 	klog.V(2).InfoS("Reconciled stored usage", "revision", rev, "records", len(actual), "corrected", fixed)
 	return nil
 }
@@ -134,7 +147,8 @@ func (r *Reconciler) correct(ctx context.Context, k string, base int64, diff Usa
 		if cur.Reconciled != base {
 			return nil
 		}
-		next := record{Usage: cur.Usage.Add(diff), Writer: r.Ledger.nextWriter(), Reconciled: rev}
+		next := cur
+		next.Usage, next.Writer, next.Reconciled = cur.Usage.Add(diff), r.Ledger.nextWriter(), rev
 		// Never deleted, even at zero: Reconciled must survive, or a
 		// second reconciler of the same snapshot would apply diff again.
 		val, err := json.Marshal(next)
@@ -166,4 +180,19 @@ func parseObjectKey(rest string) (cluster.ID, bool, bool) {
 		return "", false, false
 	}
 	return cluster.ID(segs[2]), segs[0] == workspacesResource.Group && segs[1] == workspacesResource.Resource, true
+}
+
+// stable is, per component, the smaller of two drifts of the same sign,
+// and zero where they differ in sign.
+func stable(a, b Usage) Usage {
+	pick := func(x, y int64) int64 {
+		switch {
+		case x > 0 && y > 0:
+			return min(x, y)
+		case x < 0 && y < 0:
+			return max(x, y)
+		}
+		return 0
+	}
+	return Usage{Objects: pick(a.Objects, b.Objects), Bytes: pick(a.Bytes, b.Bytes), Workspaces: pick(a.Workspaces, b.Workspaces)}
 }
