@@ -139,7 +139,7 @@ func NewLedger(w *etcd.Writer, etcdPrefix string) *Ledger {
 func (l *Ledger) Prefix() string { return strings.TrimSuffix(l.clusters, "clusters/") }
 
 func (l *Ledger) clusterKey(id cluster.ID) string { return l.clusters + string(id) }
-func (l *Ledger) tenantKey(t string) string     { return l.tenants + t }
+func (l *Ledger) tenantKey(t string) string       { return l.tenants + t }
 
 // localOf returns (making) the local part of key; l.mu is held.
 func (l *Ledger) localOf(key, tenant string) *local {
