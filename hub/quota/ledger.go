@@ -248,9 +248,16 @@ func (l *Ledger) commit(ctx context.Context, tenant string, batch []*change) {
 		}
 	}()
 	tk := l.tenantKey(tenant)
-	// Take this tenant's local parts out of play while the transaction
-	// is in flight: new writes of the tenant queue for the next batch
-	// instead of spending grants this batch is rewriting.
+	// A batch that reserves takes this tenant's grants out of play while
+	// its transaction is in flight: new writes of the tenant queue for
+	// the next batch instead of spending grants this batch rewrites. A
+	// flush leaves them in play: what is spent meanwhile moves from grant
+	// to unwritten consumption, which leaves their sum, the grant the
+	// record holds, as it was.
+	reserving := false
+	for _, c := range batch {
+		reserving = reserving || (!c.flush && !c.delta.IsZero())
+	}
 	l.mu.Lock()
 	snap := map[string]local{}
 	for _, c := range batch {
@@ -262,7 +269,10 @@ func (l *Ledger) commit(ctx context.Context, tenant string, batch []*change) {
 	for k, lo := range l.loc {
 		if lo.tenant == tenant {
 			snap[k] = *lo
-			lo.g, lo.c, lo.f = Usage{}, Usage{}, Usage{}
+			lo.c, lo.f = Usage{}, Usage{}
+			if reserving {
+				lo.g = Usage{}
+			}
 		}
 	}
 	l.mu.Unlock()
@@ -281,7 +291,10 @@ func (l *Ledger) commit(ctx context.Context, tenant string, batch []*change) {
 		l.mu.Lock()
 		for k, s := range snap {
 			lo := l.localOf(k, tenant)
-			lo.g, lo.c, lo.f = lo.g.Add(s.g), lo.c.Add(s.c), lo.f.Add(s.f)
+			lo.c, lo.f = lo.c.Add(s.c), lo.f.Add(s.f)
+			if reserving {
+				lo.g = lo.g.Add(s.g)
+			}
 		}
 		l.mu.Unlock()
 	}()
@@ -329,9 +342,12 @@ func (l *Ledger) commit(ctx context.Context, tenant string, batch []*change) {
 		}
 		// Top up the grants for the next writes, within the room left.
 		lims := map[string]Limits{}
+		sizes := map[string]Usage{}
 		for _, c := range batch {
 			if !c.flush {
-				lims[l.clusterKey(c.cluster)], lims[tk] = c.ws, c.ten
+				ck := l.clusterKey(c.cluster)
+				lims[ck], lims[tk] = c.ws, c.ten
+				sizes[ck], sizes[tk] = maxU(sizes[ck], c.delta), maxU(sizes[tk], c.delta)
 			}
 		}
 		for _, k := range keys {
@@ -339,7 +355,7 @@ func (l *Ledger) commit(ctx context.Context, tenant string, batch []*change) {
 			lim, known := lims[k]
 			if known {
 				room := lim.headroom(r.Usage.Add(r.others(l.writerID, now)).Add(grants[k]))
-				grants[k] = grants[k].Add(chunk(defaultChunk, room))
+				grants[k] = grants[k].Add(chunk(defaultChunk, room, sizes[k]))
 			}
 			r.Grants = liveGrants(r.Grants, l.writerID, now)
 			if grants[k].IsZero() {
@@ -362,7 +378,11 @@ func (l *Ledger) commit(ctx context.Context, tenant string, batch []*change) {
 			l.mu.Lock()
 			for _, k := range keys {
 				lo := l.localOf(k, tenant)
-				lo.g = lo.g.Add(grants[k])
+				if reserving {
+					lo.g = lo.g.Add(grants[k])
+				} else {
+					lo.g = minU(lo.g, grants[k])
+				}
 				lo.granted = now
 			}
 			l.mu.Unlock()

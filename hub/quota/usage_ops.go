@@ -34,16 +34,21 @@ func (l Limits) headroom(used Usage) Usage {
 	return Usage{Objects: room(l.Objects, used.Objects), Bytes: room(l.Bytes, used.Bytes), Workspaces: room(l.Workspaces, used.Workspaces)}
 }
 
-// chunk is the extra headroom a replica takes with a reservation, so
-// that the next writes of the tenant are admitted from memory: the
-// default per component, at most a quarter of the room left, none where
-// nothing is left.
-func chunk(def, room Usage) Usage {
-	part := func(d, r int64) int64 {
-		if r < 0 {
-			return d
+// chunk is the extra headroom a replica takes with a reservation of d,
+// so that the tenant's next writes are admitted from memory: the default
+// per component, at most a quarter of the room left, in whole multiples
+// of d (a fragment smaller than a write would only keep room from the
+// other replicas), none where d needs none.
+func chunk(def, room, d Usage) Usage {
+	part := func(def, r, d int64) int64 {
+		if d <= 0 {
+			return 0
 		}
-		return min(d, r/4)
+		c := def
+		if r >= 0 {
+			c = min(def, r/4)
+		}
+		return c / d * d
 	}
-	return Usage{Objects: part(def.Objects, room.Objects), Bytes: part(def.Bytes, room.Bytes), Workspaces: part(def.Workspaces, room.Workspaces)}
+	return Usage{Objects: part(def.Objects, room.Objects, d.Objects), Bytes: part(def.Bytes, room.Bytes, d.Bytes), Workspaces: part(def.Workspaces, room.Workspaces, d.Workspaces)}
 }
