@@ -152,6 +152,13 @@ var quotaRows = []quotaRow{
 			e.mustReq(t, http.StatusCreated, "", "alice", http.MethodPost, "/clusters/{aliceHome}/api/v1/namespaces/default/configmaps", "", bigConfigMap(fmt.Sprintf("v-%d", i)))
 		}
 		e.mustReq(t, http.StatusCreated, "", "alice", http.MethodPost, "/clusters/{aliceHome}"+wsAPI, "", childWS("fine"))
+		// Her usage is visible to her, against the ceilings; not to
+		// another tenant.
+		usage := e.mustReq(t, http.StatusOK, `"tenant":{"name":"root:users:mallory-`, "mallory", http.MethodGet, "/clusters/{malloryHome}/api/usage", "", "")
+		if !strings.Contains(usage, `"limits":{"objects":200000,"bytes":3000000,"workspaces":5}`) || !strings.Contains(usage, `"limits":{"objects":50000,"bytes":2500000,"workspaces":3}`) {
+			t.Fatalf("usage report: %s", usage)
+		}
+		e.mustReq(t, http.StatusForbidden, "", "alice", http.MethodGet, "/clusters/{malloryHome}/api/usage", "", "")
 	}},
 	{name: "B1 child workspaces stop at the workspace, then the tenant ceiling", run: func(t *testing.T, e *attackEnv) {
 		n, body := fillUntilRefused(t, e, "trudy", "/clusters/{trudyHome}"+wsAPI, func(i int) string { return childWS(fmt.Sprintf("c%d", i)) }, 4)
