@@ -9,14 +9,22 @@
 // tree), under <prefix>/wharf.dev/usage/. A storage wrapper (Accountant)
 // sits inside the hub's cluster-keying decorator and sees every Create,
 // GuaranteedUpdate and Delete of every per-workspace resource, custom
-// resources included. Before a write that grows usage it reserves the
-// growth in both records with one compare-and-swap transaction; a failed
-// write releases it, and a delete decrements after it succeeded. Because
-// the reservation is a CAS on records shared by every replica, concurrent
-// writes through any number of replicas cannot together pass a ceiling.
-// Reservations of one tenant that arrive while a transaction is in flight
-// are committed together in the next one (group commit), so concurrent
-// writers do not queue on etcd round trips one by one.
+// resources included. A write that grows usage is checked against both
+// records before it reaches etcd; a failed write gives its reservation
+// back, a delete or a shrinking update releases after it succeeded.
+//
+// The records change only by compare-and-swap transactions, and so that
+// this costs no etcd round trip per write, a replica reserving growth also
+// takes a grant of headroom (Ledger, record.Grants): a few dozen objects
+// or a MiB, at most a quarter of the room left, in whole multiples of the
+// write, none near a ceiling. The tenant's next writes through that
+// replica are admitted from memory against the grant; what they stored,
+// and what deletes released, is written within flushDelay, many writes in
+// one transaction (group commit). Every replica counts the others' grants
+// as used, so all replicas together never pass a ceiling (a grant only
+// keeps room from the others until it is used or expires); a grant not
+// renewed for grantTTL (its replica crashed) is dropped by the next
+// replica that commits.
 //
 // Counting drifts when a write cannot be followed: events expire by their
 // etcd lease without a delete, a replica crashes between reserving and
