@@ -26,6 +26,11 @@ type Options struct {
 	Tenant    Limits
 	// ReconcileInterval is how often usage is recomputed from the store.
 	ReconcileInterval time.Duration
+	// Event write rates per workspace and per tenant (EventRate).
+	WorkspaceEventQPS   float32
+	WorkspaceEventBurst int
+	TenantEventQPS      float32
+	TenantEventBurst    int
 }
 
 // NewOptions returns the defaults.
@@ -34,6 +39,8 @@ func NewOptions() *Options {
 		Workspace:         Limits{Objects: DefaultMaxWorkspaceObjects, Bytes: DefaultMaxWorkspaceBytes, Workspaces: DefaultMaxChildWorkspaces},
 		Tenant:            Limits{Objects: DefaultMaxTenantObjects, Bytes: DefaultMaxTenantBytes, Workspaces: DefaultMaxTenantWorkspaces},
 		ReconcileInterval: DefaultReconcileInterval,
+		WorkspaceEventQPS: DefaultWorkspaceEventQPS, WorkspaceEventBurst: DefaultWorkspaceEventBurst,
+		TenantEventQPS: DefaultTenantEventQPS, TenantEventBurst: DefaultTenantEventBurst,
 	}
 }
 
@@ -54,6 +61,12 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Most Workspaces one tenant's tree may hold. 0 means no bound. Override: "+AnnotationMaxTenantWorkspaces+".")
 	fs.DurationVar(&o.ReconcileInterval, "quota-reconcile-interval", o.ReconcileInterval,
 		"How often stored usage is recomputed from etcd, correcting drift (expired events, crashed writes).")
+	fs.Float32Var(&o.WorkspaceEventQPS, "max-workspace-event-qps", o.WorkspaceEventQPS,
+		"Events one workspace may create or update per second (a token bucket; beyond it 429). 0 means no bound. Hub admins and the hub are exempt.")
+	fs.IntVar(&o.WorkspaceEventBurst, "max-workspace-event-burst", o.WorkspaceEventBurst, "Burst of --max-workspace-event-qps.")
+	fs.Float32Var(&o.TenantEventQPS, "max-tenant-event-qps", o.TenantEventQPS,
+		"Events one tenant's tree may create or update per second. 0 means no bound.")
+	fs.IntVar(&o.TenantEventBurst, "max-tenant-event-burst", o.TenantEventBurst, "Burst of --max-tenant-event-qps.")
 }
 
 // Validate reports invalid options.
@@ -67,6 +80,9 @@ func (o *Options) Validate() []error {
 		if v < 0 {
 			errs = append(errs, fmt.Errorf("%s must not be negative", name))
 		}
+	}
+	if o.WorkspaceEventQPS < 0 || o.TenantEventQPS < 0 || o.WorkspaceEventBurst < 1 || o.TenantEventBurst < 1 {
+		errs = append(errs, fmt.Errorf("event rates must not be negative, and bursts at least 1"))
 	}
 	if o.ReconcileInterval < time.Second {
 		errs = append(errs, fmt.Errorf("--quota-reconcile-interval must be at least 1s"))

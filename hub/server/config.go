@@ -209,7 +209,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	extra.NamespaceLifecycle = namespaces.NewLifecycle()
 	// APIService writes: who may make one route where (hub/aggregation).
 	gc.AdmissionControl = admission.NewChainHandler(extra.NamespaceLifecycle, wstorage.NewDryRunStamp(globalResources()),
-		aggregation.NewAdmission(extra.Catalog.Enabled), extra.Quota.admission)
+		aggregation.NewAdmission(extra.Catalog.Enabled), extra.Quota.admission, extra.Quota.events)
 
 	if err := o.SecureServing.ApplyTo(&gc.SecureServing, &gc.LoopbackClientConfig); err != nil {
 		return nil, err

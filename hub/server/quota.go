@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
 
 	tenancyv1alpha1 "github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1"
 	wetcd "github.com/wharfhub/wharf/hub/etcd"
@@ -20,6 +21,7 @@ type storageQuota struct {
 	ceilings   *quota.Ceilings
 	reconciler *quota.Reconciler
 	admission  *quota.Admission
+	events     *quota.EventRate
 }
 
 // newStorageQuota builds the accounting before any store: the stores are
@@ -32,12 +34,14 @@ func newStorageQuota(o *quota.Options, x *ExtraConfig) *storageQuota {
 		ceilings:   ceilings,
 		reconciler: &quota.Reconciler{Ledger: ledger, Client: x.EtcdClient, Prefix: x.EtcdPrefix, Resolver: ceilings, Interval: o.ReconcileInterval},
 		admission:  quota.NewAdmission(nil),
+		events:     quota.NewEventRate(o, ceilings, nil, clock.RealClock{}),
 	}
 }
 
 func (q *storageQuota) setAdmins(a admins) {
 	q.accountant.IsAdmin = a.has
 	q.admission.IsAdmin = a.has
+	q.events.IsAdmin = a.has
 }
 
 // background watches Workspaces for the hub admins' overrides and

@@ -21,11 +21,12 @@ import (
 // change a ceiling (quota.wharf.dev/ annotations), by any write path.
 
 // quotaTokens: mallory fills bytes, trudy workspaces, eve tries to raise
-// her ceilings, alice is the victim.
+// her ceilings, ed floods events, alice is the victim.
 const quotaTokens = `alice-token,alice,alice-uid,""
 mallory-token,mallory,mallory-uid,""
 trudy-token,trudy,trudy-uid,""
 eve-token,eve,eve-uid,""
+ed-token,ed,ed-uid,""
 hubadmin-token,hubadmin,hubadmin-uid,""
 `
 
@@ -35,6 +36,9 @@ hubadmin-token,hubadmin,hubadmin-uid,""
 var quotaHubArgs = []string{
 	"--max-workspace-bytes=2500000", "--max-tenant-bytes=3000000",
 	"--max-child-workspaces=3", "--max-tenant-workspaces=5",
+	// Ten events, then one every ten seconds: a flood of 25 meets the
+	// bound however slow the machine.
+	"--max-workspace-event-qps=0.1", "--max-workspace-event-burst=10",
 }
 
 const bigValue = 900_000
@@ -61,9 +65,9 @@ func startQuotaHub(t *testing.T) *attackEnv {
 	args := append([]string{"--token-auth-file", tokens, "--admin-user", "hubadmin"}, quotaHubArgs...)
 	h := startHub(t, hubOptions{extraArgs: args})
 	e := &attackEnv{t: t, h: h, vars: map[string]string{}, tokens: map[string]string{
-		"alice": "alice-token", "mallory": "mallory-token", "trudy": "trudy-token", "eve": "eve-token", "hubadmin": "hubadmin-token", "admin": h.Token,
+		"alice": "alice-token", "mallory": "mallory-token", "trudy": "trudy-token", "eve": "eve-token", "ed": "ed-token", "hubadmin": "hubadmin-token", "admin": h.Token,
 	}}
-	for _, who := range []string{"alice", "mallory", "trudy", "eve"} {
+	for _, who := range []string{"alice", "mallory", "trudy", "eve", "ed"} {
 		if _, code, body := h.whoamiAs(e.tokens[who]); code != http.StatusOK {
 			t.Fatalf("whoami %s: %d %s", who, code, body)
 		}
@@ -229,6 +233,33 @@ var quotaRows = []quotaRow{
 			t.Fatal(err)
 		}
 	}},
+}
+
+func init() {
+	quotaRows = append(quotaRows, quotaRow{name: "B1 an event flood is bounded per workspace; the victim's events are not", run: func(t *testing.T, e *attackEnv) {
+		ok, limited := 0, 0
+		for i := 0; i < 25; i++ {
+			code, b := e.req("ed", http.MethodPost, "/clusters/{edHome}/api/v1/namespaces/default/events", "",
+				fmt.Sprintf(`{"metadata":{"name":"flood-%d"},"involvedObject":{"kind":"ConfigMap","namespace":"default","name":"x"},"reason":"Flood","message":"m","type":"Normal"}`, i))
+			switch {
+			case code == http.StatusCreated:
+				ok++
+			case code == http.StatusTooManyRequests && strings.Contains(b, "limit reached on type Workspace for key "):
+				limited++
+			default:
+				t.Fatalf("event %d: %d %s", i, code, b)
+			}
+		}
+		if ok > 12 || limited < 13 {
+			t.Fatalf("%d events admitted, %d limited: the bound (burst 10) did not hold", ok, limited)
+		}
+		e.mustReq(t, http.StatusTooManyRequests, "limit reached", "ed", http.MethodPost, "/clusters/{edHome}/apis/events.k8s.io/v1/namespaces/default/events", "",
+			`{"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":"flood-v1"},"eventTime":"2026-01-01T00:00:00.000000Z","reportingController":"x/y","reportingInstance":"i","action":"A","reason":"Flood","type":"Normal","regarding":{"kind":"ConfigMap","namespace":"default","name":"x"}}`)
+		for i := 0; i < 3; i++ {
+			e.mustReq(t, http.StatusCreated, "", "alice", http.MethodPost, "/clusters/{aliceHome}/api/v1/namespaces/default/events", "",
+				fmt.Sprintf(`{"metadata":{"name":"fine-%d"},"involvedObject":{"kind":"ConfigMap","namespace":"default","name":"x"},"reason":"Fine","message":"m","type":"Normal"}`, i))
+		}
+	}})
 }
 
 // TestAttackLimitsQuota runs the quota rows against a hub of their own
