@@ -61,6 +61,9 @@ func (q *storageQuota) background(ws *workspaces.REST) ([]background, error) {
 			if cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
 				q.reconciler.Run(ctx)
 			}
+			// Write what was admitted from grants and not yet recorded,
+			// so that a restart does not wait for the reconciler.
+			q.reconciler.Ledger.Flush()
 		}},
 	}, nil
 }

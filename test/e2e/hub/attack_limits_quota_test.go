@@ -262,6 +262,19 @@ func init() {
 	}})
 }
 
+func init() {
+	quotaRows = append(quotaRows, quotaRow{name: "B1 counting survives a restart", run: func(t *testing.T, e *attackEnv) {
+		cms := "/clusters/{malloryHome}/api/v1/namespaces/default/configmaps"
+		if n, body := fillUntilRefused(t, e, "mallory", cms, func(i int) string { return bigConfigMap(fmt.Sprintf("last-%d", i)) }, 2); !strings.Contains(body, "exceeded quota: wharf-") {
+			t.Fatalf("after %d more: %s", n, body)
+		}
+		e.h.restart()
+		e.mustReq(t, http.StatusForbidden, "exceeded quota: wharf-", "mallory", http.MethodPost, cms, "", bigConfigMap("after-restart"))
+		e.mustReq(t, http.StatusForbidden, "exceeded quota: wharf-", "trudy", http.MethodPost, "/clusters/{trudyHome}"+wsAPI, "", childWS("after-restart"))
+		e.mustReq(t, http.StatusCreated, "", "alice", http.MethodPost, "/clusters/{aliceHome}/api/v1/namespaces/default/configmaps", "", `{"metadata":{"name":"after-restart"}}`)
+	}})
+}
+
 // TestAttackLimitsQuota runs the quota rows against a hub of their own
 // (small ceilings by flag).
 func TestAttackLimitsQuota(t *testing.T) {
