@@ -126,6 +126,9 @@ type ExtraConfig struct {
 	// Aggregation routes workspaces' APIServices to providers
 	// (apiservices.go).
 	Aggregation *aggregationState
+	// Quota counts and bounds what each workspace and tenant stores
+	// (quota.go, hub/quota).
+	Quota *storageQuota
 
 	// Login is the browser login; LoginDeps what it uses of the union.
 	Login     *login.Login
@@ -182,6 +185,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		return nil, err
 	}
 	extra.Index = workspaces.NewIndex(extra.EtcdClient, extra.EtcdPrefix)
+	extra.Quota = newStorageQuota(o.Quota, &extra)
 
 	extra.Scheme = scheme.New()
 	extra.Codecs = scheme.NewCodecs(extra.Scheme)
@@ -205,7 +209,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	extra.NamespaceLifecycle = namespaces.NewLifecycle()
 	// APIService writes: who may make one route where (hub/aggregation).
 	gc.AdmissionControl = admission.NewChainHandler(extra.NamespaceLifecycle, wstorage.NewDryRunStamp(globalResources()),
-		aggregation.NewAdmission(extra.Catalog.Enabled))
+		aggregation.NewAdmission(extra.Catalog.Enabled), extra.Quota.admission, extra.Quota.events)
 
 	if err := o.SecureServing.ApplyTo(&gc.SecureServing, &gc.LoopbackClientConfig); err != nil {
 		return nil, err
@@ -231,7 +235,12 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	gc.RESTOptionsGetter = wstorage.RESTOptionsGetter{Delegate: gc.RESTOptionsGetter, RetryWrites: true, WatchCache: watchCache}
+	gc.RESTOptionsGetter = wstorage.RESTOptionsGetter{Delegate: gc.RESTOptionsGetter, RetryWrites: true, WatchCache: watchCache, Wrap: extra.Quota.accountant.Wrap}
+	// Custom resources are counted too (hub/quota).
+	if crGetter, ok := apiextCfg.ExtraConfig.CRDRESTOptionsGetter.(wstorage.RESTOptionsGetter); ok {
+		crGetter.Wrap = extra.Quota.accountant.Wrap
+		apiextCfg.ExtraConfig.CRDRESTOptionsGetter = crGetter
+	}
 
 	if extra.AdminToken, err = bootstrap.LoadOrCreateToken(filepath.Join(o.DataDir, "admin-token")); err != nil {
 		return nil, err
@@ -243,6 +252,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		return nil, err
 	}
 	extra.Admins = admins{users: sets.New(o.AdminUsers...), groups: sets.New(o.AdminGroups...)}
+	extra.Quota.setAdmins(extra.Admins)
 	extra.RBACQuota = rbac.Quota{
 		MaxRules: o.MaxWorkspaceRBACRules, MaxAggregated: o.MaxWorkspaceAggregatedClusterRoles,
 		ExemptUsers: sets.List(extra.Admins.users), ExemptGroups: sets.List(extra.Admins.groups),
@@ -294,6 +304,9 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		//
 		// GET /api/whoami, behind authentication and authorization.
 		apiHandler = withWhoAmI(apiHandler, &extra, c.Authorization.Authorizer)
+		// GET /clusters/<ws>/api/usage: stored usage against the
+		// ceilings, for whoever may get that path there (hub/quota).
+		apiHandler = extra.Quota.accountant.WithUsage(apiHandler, c.Serializer)
 		// A workspace's APIServices route their group versions to
 		// providers, after authentication, impersonation, authorization
 		// and workspace resolution (all outside), as kube-aggregator sits

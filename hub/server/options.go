@@ -17,6 +17,7 @@ import (
 	"github.com/wharfhub/wharf/hub/authz/rbac"
 	"github.com/wharfhub/wharf/hub/fairness"
 	"github.com/wharfhub/wharf/hub/login"
+	"github.com/wharfhub/wharf/hub/quota"
 	"github.com/wharfhub/wharf/hub/registry"
 	"github.com/wharfhub/wharf/hub/serviceaccounts"
 )
@@ -45,6 +46,8 @@ type Options struct {
 
 	// Fairness holds the in-flight budgets and each tenant's share.
 	Fairness *fairness.Options
+	// Quota holds the per-workspace and per-tenant storage ceilings.
+	Quota *quota.Options
 
 	// Plugins are the provider binaries the hub runs and supervises.
 	Plugins *plugins.Options
@@ -93,6 +96,7 @@ func NewOptions() *Options {
 		Login:                              login.NewOptions(),
 		AuthnThrottle:                      authn.NewThrottleOptions(),
 		Fairness:                           fairness.NewOptions(),
+		Quota:                              quota.NewOptions(),
 		EventTTL:                           registry.DefaultEventTTL,
 	}
 	o.ServiceAccounts = serviceaccounts.NewOptions()
@@ -123,6 +127,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	o.Login.AddFlags(a)
 	o.AuthnThrottle.AddFlags(a)
 	o.Fairness.AddFlags(fss.FlagSet("in-flight limits"))
+	o.Quota.AddFlags(fss.FlagSet("storage quotas"))
 	o.Plugins.AddFlags(fss.FlagSet("providers"))
 	o.Replica.AddFlags(fss.FlagSet("replicas"))
 	o.Shutdown.AddFlags(fss.FlagSet("shutdown"))
@@ -192,6 +197,7 @@ func (o *Options) Validate() []error {
 	errs = append(errs, o.Login.Validate(o.Authn.OIDC.Enabled())...)
 	errs = append(errs, o.AuthnThrottle.Validate()...)
 	errs = append(errs, o.Fairness.Validate()...)
+	errs = append(errs, o.Quota.Validate()...)
 	return errs
 }
 

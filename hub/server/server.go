@@ -32,6 +32,7 @@ import (
 	"github.com/wharfhub/wharf/hub/gc"
 	"github.com/wharfhub/wharf/hub/namespaces"
 	"github.com/wharfhub/wharf/hub/policy"
+	"github.com/wharfhub/wharf/hub/quota"
 	"github.com/wharfhub/wharf/hub/registry"
 	"github.com/wharfhub/wharf/hub/registry/reviews"
 	wstorage "github.com/wharfhub/wharf/hub/storage"
@@ -66,6 +67,8 @@ type Hub struct {
 // initializeWorkspace gives a new logical cluster its namespaces and
 // bootstrap RBAC, with the creator as admin.
 func (h *Hub) initializeWorkspace(ctx context.Context, id cluster.ID, creator user.Info) error {
+	// The hub's own objects: counted, never refused (hub/quota).
+	ctx = quota.WithExempt(ctx)
 	if err := namespaces.CreateImmortal(cluster.WithCluster(ctx, id), h.namespaces); err != nil {
 		return err
 	}
@@ -233,6 +236,11 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 		{name: "wharf-crd-cleanup", run: crdController.Run},
 		{name: "wharf-legacy-discovery", run: legacyDiscovery.Run},
 	}
+	quotaBG, err := x.Quota.background(wsREST)
+	if err != nil {
+		return nil, err
+	}
+	bg = append(bg, quotaBG...)
 	bg = append(bg, catalogBG...)
 	bg = append(bg, apiServicesBG...)
 	if err := startBackground(s, bg); err != nil {

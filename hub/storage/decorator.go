@@ -40,6 +40,10 @@ type RESTOptionsGetter struct {
 	RetryWrites bool
 	WatchCache  WatchCache
 	Clock       clock.Clock
+	// Wrap, when set, wraps each per-workspace resource's store inside
+	// the cluster keying, where objects carry their cluster (hub/quota
+	// counts writes there).
+	Wrap func(storage.Interface, *storagebackend.ConfigForResource) storage.Interface
 }
 
 var _ generic.RESTOptionsGetter = RESTOptionsGetter{}
@@ -62,13 +66,19 @@ func (g RESTOptionsGetter) GetRESTOptions(gr schema.GroupResource, example runti
 		}
 		opts.Decorator = retryingStorage(g.WatchCache.Cached(gr), clk)
 	}
-	opts.Decorator = Decorator(opts.Decorator, scope)
+	opts.Decorator = DecoratorWith(opts.Decorator, scope, g.Wrap)
 	return opts, nil
 }
 
 // Decorator wraps inner (typically the watch-cache decorator) so that keys
 // carry the logical cluster and calls without one fail.
 func Decorator(inner generic.StorageDecorator, scope Scope) generic.StorageDecorator {
+	return DecoratorWith(inner, scope, nil)
+}
+
+// DecoratorWith is Decorator with wrap (when not nil) around the inner
+// store of every Scoped resource.
+func DecoratorWith(inner generic.StorageDecorator, scope Scope, wrap func(storage.Interface, *storagebackend.ConfigForResource) storage.Interface) generic.StorageDecorator {
 	if inner == nil {
 		inner = generic.UndecoratedStorage
 	}
@@ -112,6 +122,9 @@ func Decorator(inner generic.StorageDecorator, scope Scope) generic.StorageDecor
 		s, destroy, err := inner(&guarded, resourcePrefix, clusterKeyFunc, newFunc, newListFunc, getAttrsFunc, trigger, indexers)
 		if err != nil {
 			return nil, destroy, fmt.Errorf("decorating storage for %s: %w", resourcePrefix, err)
+		}
+		if wrap != nil && scope == Scoped {
+			s = wrap(s, config)
 		}
 		return &clusterStorage{delegate: s, resourcePrefix: resourcePrefix, scope: scope}, destroy, nil
 	}

@@ -1,0 +1,140 @@
+package quota
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/klog/v2"
+
+	"github.com/wharfhub/wharf/hub/cluster"
+)
+
+// Resolver says which tenant a cluster belongs to and what bounds apply.
+type Resolver interface {
+	// Limits returns the cluster's tenant (fairness' "tree:<path>") and
+	// the ceilings of the cluster and of that tenant.
+	Limits(ctx context.Context, id cluster.ID) (tenant string, ws, ten Limits, err error)
+}
+
+// Accountant counts every per-workspace write in the Ledger and refuses
+// the growing ones past a ceiling (see the package doc).
+type Accountant struct {
+	Ledger   *Ledger
+	Resolver Resolver
+	// IsAdmin reports hub administrators (system:masters included), who
+	// are counted but never refused.
+	IsAdmin func(user.Info) bool
+}
+
+type exemptKey struct{}
+
+// WithExempt marks ctx as the hub's own work: counted, never refused.
+func WithExempt(ctx context.Context) context.Context {
+	return context.WithValue(ctx, exemptKey{}, true)
+}
+
+// workspacesResource is the resource whose objects count as workspaces.
+var workspacesResource = schema.GroupResource{Group: "tenancy.wharf.dev", Resource: "workspaces"}
+
+// enforced says whether a storage call of op ("create" or "update") on gr
+// is the write the request asked for, by a caller the hub may refuse.
+// Side effects of an admitted request (a workspace's initial namespaces
+// and bindings, its Ready condition) and the hub's controllers are
+// counted but not refused: refusing them would leave half-made state.
+func (a *Accountant) enforced(ctx context.Context, gr schema.GroupResource, op string) bool {
+	if v, _ := ctx.Value(exemptKey{}).(bool); v {
+		return false
+	}
+	u, ok := request.UserFrom(ctx)
+	if !ok || u == nil {
+		return false
+	}
+	for _, g := range u.GetGroups() {
+		if g == user.SystemPrivilegedGroup {
+			return false
+		}
+	}
+	if a.IsAdmin != nil && a.IsAdmin(u) {
+		return false
+	}
+	info, ok := request.RequestInfoFrom(ctx)
+	if !ok || !info.IsResourceRequest || info.APIGroup != gr.Group || info.Resource != gr.Resource {
+		return false
+	}
+	switch info.Verb {
+	case "create":
+		return op == "create"
+	case "update", "patch":
+		// Server-side apply and create-on-update may create.
+		return true
+	}
+	return false
+}
+
+// reserve records d for the cluster in ctx. Refusals are 403 Forbidden
+// worded as kube's ResourceQuota admission words them.
+func (a *Accountant) reserve(ctx context.Context, gr schema.GroupResource, name string, id cluster.ID, d Usage, enforce bool) error {
+	if d.IsZero() {
+		return nil
+	}
+	tenant, ws, ten, err := a.Resolver.Limits(ctx, id)
+	if err != nil {
+		if !enforce {
+			// Counting must not fail the hub's own writes; the
+			// reconciler will count what this one stores.
+			klog.V(2).InfoS("Not counting a write: its workspace is not resolved", "cluster", id, "err", err)
+			return nil
+		}
+		return apierrors.NewInternalError(fmt.Errorf("resolving the quota of workspace %s: %w", id, err))
+	}
+	err = a.Ledger.apply(&change{cluster: id, tenant: tenant, delta: d, enforce: enforce, ws: ws, ten: ten})
+	var ex *Exceeded
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ex):
+		return apierrors.NewForbidden(gr, name, ex)
+	case !enforce:
+		klog.ErrorS(err, "Counting a hub write failed; the reconciler will correct it", "cluster", id, "resource", gr)
+		return nil
+	default:
+		return apierrors.NewInternalError(err)
+	}
+}
+
+// release gives d back (a failed write, a delete, a shrinking update).
+// It never fails the caller: a lost release is drift the reconciler
+// corrects.
+func (a *Accountant) release(ctx context.Context, id cluster.ID, d Usage) {
+	if d.IsZero() {
+		return
+	}
+	tenant, _, _, err := a.Resolver.Limits(context.WithoutCancel(ctx), id)
+	if err != nil {
+		klog.V(2).InfoS("Not releasing usage: the workspace is not resolved", "cluster", id, "err", err)
+		return
+	}
+	if err := a.Ledger.apply(&change{cluster: id, tenant: tenant, delta: d.Neg()}); err != nil {
+		klog.ErrorS(err, "Releasing usage failed; the reconciler will correct it", "cluster", id)
+	}
+}
+
+// sizer measures objects as the store encodes them.
+type sizer struct{ codec runtime.Codec }
+
+func (s sizer) size(obj runtime.Object) (int64, error) {
+	if obj == nil {
+		return 0, nil
+	}
+	b, err := runtime.Encode(s.codec, obj)
+	if err != nil {
+		return 0, err
+	}
+	return int64(len(b)), nil
+}

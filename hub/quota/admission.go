@@ -1,0 +1,82 @@
+package quota
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/authentication/user"
+)
+
+// Admission refuses any change of a Workspace's quota.wharf.dev/
+// annotations by anyone but a hub administrator, on every write path
+// (create, update, patch, server-side apply; dry runs are admitted the
+// same way). A workspace admin can neither raise her own ceilings, which
+// live on her Workspace in the parent, nor her children's.
+type Admission struct {
+	*admission.Handler
+	IsAdmin func(user.Info) bool
+}
+
+var _ admission.ValidationInterface = &Admission{}
+
+// NewAdmission returns the guard.
+func NewAdmission(isAdmin func(user.Info) bool) *Admission {
+	return &Admission{Handler: admission.NewHandler(admission.Create, admission.Update), IsAdmin: isAdmin}
+}
+
+// Validate implements admission.ValidationInterface.
+func (a *Admission) Validate(ctx context.Context, attrs admission.Attributes, _ admission.ObjectInterfaces) error {
+	if attrs.GetResource().GroupResource() != workspacesResource || attrs.GetSubresource() != "" {
+		return nil
+	}
+	if u := attrs.GetUserInfo(); u == nil || a.exempt(u) {
+		return nil
+	}
+	before, after := quotaAnnotations(attrs.GetOldObject()), quotaAnnotations(attrs.GetObject())
+	if len(before) == len(after) {
+		same := true
+		for k, v := range after {
+			if w, ok := before[k]; !ok || w != v {
+				same = false
+				break
+			}
+		}
+		if same {
+			return nil
+		}
+	}
+	return admission.NewForbidden(attrs, fmt.Errorf("the %s annotations are set by hub administrators only", AnnotationPrefix))
+}
+
+func (a *Admission) exempt(u user.Info) bool {
+	for _, g := range u.GetGroups() {
+		if g == user.SystemPrivilegedGroup {
+			return true
+		}
+	}
+	return a.IsAdmin != nil && a.IsAdmin(u)
+}
+
+func quotaAnnotations(obj runtime.Object) map[string]string {
+	if obj == nil {
+		return nil
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil
+	}
+	var out map[string]string
+	for k, v := range m.GetAnnotations() {
+		if strings.HasPrefix(k, AnnotationPrefix) {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
