@@ -35,6 +35,9 @@ type Embedded struct {
 	ClientURL string
 	// SocketPath is the file system path of the client socket.
 	SocketPath string
+	// QuotaBytes is the backend quota the member was started with (0:
+	// etcd's default).
+	QuotaBytes int64
 }
 
 // StartEmbedded starts etcd with its data under dir. The member survives
@@ -46,6 +49,14 @@ type Embedded struct {
 // every workspace, every Secret and the hub's signing keys. There is no
 // peer listener either, because a single member has no peers to hear from.
 func StartEmbedded(ctx context.Context, dir string) (*Embedded, error) {
+	return StartEmbeddedWithQuota(ctx, dir, 0)
+}
+
+// StartEmbeddedWithQuota is StartEmbedded with etcd's backend quota set to
+// quotaBytes (0: etcd's own default, 2 GiB). Past the quota etcd arms its
+// NOSPACE alarm and refuses every write until the alarm is disarmed; the
+// hub keeps below it and disarms it (hub/storecap).
+func StartEmbeddedWithQuota(ctx context.Context, dir string, quotaBytes int64) (*Embedded, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("etcd dir: %w", err)
@@ -78,6 +89,7 @@ func StartEmbedded(ctx context.Context, dir string) (*Embedded, error) {
 	// apiserver also compacts, this is a safety net.
 	cfg.AutoCompactionMode = "periodic"
 	cfg.AutoCompactionRetention = "1h"
+	cfg.QuotaBackendBytes = quotaBytes
 
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
@@ -93,7 +105,7 @@ func StartEmbedded(ctx context.Context, dir string) (*Embedded, error) {
 		return nil, ctx.Err()
 	}
 	klog.InfoS("Embedded etcd ready", "dir", dir, "clientURL", cu.String())
-	return &Embedded{etcd: e, ClientURL: cu.String(), SocketPath: sock}, nil
+	return &Embedded{etcd: e, ClientURL: cu.String(), SocketPath: sock, QuotaBytes: quotaBytes}, nil
 }
 
 // Close stops etcd. Call it only after the apiserver has shut down.

@@ -56,6 +56,7 @@ import (
 	"github.com/wharfhub/wharf/hub/plugins"
 	"github.com/wharfhub/wharf/hub/proxy"
 	wstorage "github.com/wharfhub/wharf/hub/storage"
+	"github.com/wharfhub/wharf/hub/storecap"
 	"github.com/wharfhub/wharf/hub/workspaces"
 	"github.com/wharfhub/wharf/portal"
 	"github.com/wharfhub/wharf/sdk/plugin"
@@ -116,6 +117,8 @@ type ExtraConfig struct {
 	ReplicaName string
 	// EventTTL is the lease every stored event gets (--event-ttl).
 	EventTTL time.Duration
+	// Store keeps etcd below its quota (storecap.go).
+	Store *storecap.Monitor
 	// Events records the hub controllers' events into their workspaces
 	// (events.go); set in New.
 	Events *events.Broadcaster
@@ -171,7 +174,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	extra.Catalog = newCatalogState()
 	extra.APIView = newAPIViews(extra.Catalog)
 	if len(o.Etcd.StorageConfig.Transport.ServerList) == 0 {
-		e, err := wetcd.StartEmbedded(ctx, filepath.Join(o.DataDir, "etcd"))
+		e, err := wetcd.StartEmbeddedWithQuota(ctx, filepath.Join(o.DataDir, "etcd"), o.Store.EmbeddedQuota())
 		if err != nil {
 			return nil, err
 		}
@@ -182,6 +185,9 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		return nil, err
 	}
 	extra.Index = workspaces.NewIndex(extra.EtcdClient, extra.EtcdPrefix)
+	// The store never fills: quota, high-water mark, compaction,
+	// defragmentation and alarm recovery (storecap.go, hub/storecap).
+	extra.Store = o.newStoreMonitor(ctx, &extra)
 
 	extra.Scheme = scheme.New()
 	extra.Codecs = scheme.NewCodecs(extra.Scheme)
@@ -205,7 +211,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	extra.NamespaceLifecycle = namespaces.NewLifecycle()
 	// APIService writes: who may make one route where (hub/aggregation).
 	gc.AdmissionControl = admission.NewChainHandler(extra.NamespaceLifecycle, wstorage.NewDryRunStamp(globalResources()),
-		aggregation.NewAdmission(extra.Catalog.Enabled))
+		aggregation.NewAdmission(extra.Catalog.Enabled), o.storeAdmission(extra.Store))
 
 	if err := o.SecureServing.ApplyTo(&gc.SecureServing, &gc.LoopbackClientConfig); err != nil {
 		return nil, err
