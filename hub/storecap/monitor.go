@@ -57,8 +57,10 @@ type Monitor struct {
 	low int64 // the mark to go below before writes are let in again
 
 	state atomic.Pointer[State]
-	// pending estimates the bytes admitted since the last poll.
-	pending  atomic.Int64
+	// pending estimates the bytes admitted since the last poll, and
+	// previous those admitted in the interval before it: etcd commits in
+	// batches, so a poll may not see a write admitted just before it.
+	pending, previous atomic.Int64
 	recorder atomic.Pointer[Recorder]
 
 	mu             sync.Mutex // serialises Sync
@@ -195,7 +197,7 @@ func (m *Monitor) Sync(ctx context.Context) error {
 	prev := m.state.Load()
 	high := alarm || r.inUse >= m.hw || (prev.High && r.inUse >= m.low)
 	m.state.Store(&State{Known: true, Size: r.size, InUse: r.inUse, Alarm: alarm, High: high})
-	m.pending.Store(0)
+	m.previous.Store(m.pending.Swap(0))
 	sizeBytes.Set(float64(r.size))
 	inUseBytes.Set(float64(r.inUse))
 	highWater.Set(b2f(high))
@@ -269,7 +271,7 @@ func (m *Monitor) admit(size int64, count bool) bool {
 	if !st.Known || size == 0 {
 		return true
 	}
-	if st.InUse+m.pending.Load()+size >= m.hw {
+	if st.InUse+m.previous.Load()+m.pending.Load()+size >= m.hw {
 		return false
 	}
 	if count {
