@@ -164,7 +164,13 @@ func (m *Monitor) Sync(ctx context.Context) error {
 	}
 	// Deleted data counts in dbSizeInUse until its revisions are
 	// compacted; the apiserver compacts only every few minutes.
-	if (alarm || r.inUse >= m.hw || r.size >= m.hw) && r.rev > m.lastCompactRev && gap(m.lastCompact, compactGap) {
+	// While writes are refused the store must get back below the low
+	// mark, so compaction goes on until it does.
+	mark := m.hw
+	if m.state.Load().High {
+		mark = m.low
+	}
+	if (alarm || r.inUse >= mark || r.size >= m.hw) && r.rev > m.lastCompactRev && gap(m.lastCompact, compactGap) {
 		if err := m.compact(ctx, r.rev); err != nil {
 			return err
 		}
