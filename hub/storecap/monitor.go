@@ -61,7 +61,7 @@ type Monitor struct {
 	// previous those admitted in the interval before it: etcd commits in
 	// batches, so a poll may not see a write admitted just before it.
 	pending, previous atomic.Int64
-	recorder atomic.Pointer[Recorder]
+	recorder          atomic.Pointer[Recorder]
 
 	mu             sync.Mutex // serialises Sync
 	lastCompactRev int64
