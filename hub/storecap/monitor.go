@@ -55,6 +55,11 @@ type Monitor struct {
 	cfg Config
 	hw  int64 // high-water mark in bytes
 	low int64 // the mark to go below before writes are let in again
+	// fileMark bounds the file (dbSize), halfway from the mark to the
+	// quota: etcd's quota counts the file, and without defragmentation
+	// (an external cluster) a fragmented file can near the quota while
+	// the bytes in use are below the mark.
+	fileMark int64
 
 	state atomic.Pointer[State]
 	// pending estimates the bytes admitted since the last poll, and
@@ -67,6 +72,7 @@ type Monitor struct {
 	lastCompactRev int64
 	lastCompact    time.Time
 	lastDefrag     time.Time
+	lastRotate     time.Time
 }
 
 // compactGap and defragGap, in polls, bound how often the monitor
@@ -82,7 +88,7 @@ func New(cfg Config) *Monitor {
 		cfg.Clock = clock.RealClock{}
 	}
 	hw := int64(float64(cfg.Quota) * cfg.HighWater)
-	m := &Monitor{cfg: cfg, hw: hw, low: hw - cfg.Quota/20}
+	m := &Monitor{cfg: cfg, hw: hw, low: hw - cfg.Quota/20, fileMark: hw + (cfg.Quota-hw)/2}
 	m.state.Store(&State{})
 	quotaBytes.Set(float64(cfg.Quota))
 	return m
@@ -201,9 +207,14 @@ func (m *Monitor) Sync(ctx context.Context) error {
 		alarm = len(r.alarms) > 0
 	}
 	prev := m.state.Load()
-	high := alarm || r.inUse >= m.hw || (prev.High && r.inUse >= m.low)
+	high := alarm || r.inUse >= m.hw || r.size >= m.fileMark || (prev.High && r.inUse >= m.low)
 	m.state.Store(&State{Known: true, Size: r.size, InUse: r.inUse, Alarm: alarm, High: high})
-	m.previous.Store(m.pending.Swap(0))
+	// A write is counted for at least a second and one poll: etcd
+	// commits every 100 ms, and a poll may not see what it admitted.
+	if now.Sub(m.lastRotate) >= max(m.cfg.Interval, time.Second) {
+		m.previous.Store(m.pending.Swap(0))
+		m.lastRotate = now
+	}
 	sizeBytes.Set(float64(r.size))
 	inUseBytes.Set(float64(r.inUse))
 	highWater.Set(b2f(high))
