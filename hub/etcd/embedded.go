@@ -20,6 +20,10 @@ const socketName = "etcd.sock"
 // Linux (sun_path is 108 bytes, including the terminating NUL).
 const maxSocketPath = 107
 
+// embeddedCatchUpEntries bounds the raft log the member keeps in memory;
+// etcd compacts it every 100 applied entries down to this many.
+const embeddedCatchUpEntries = 100
+
 // unreachablePeerURL is advertised as the member's peer URL. A
 // single-member cluster never dials its peers, but etcd records a peer URL
 // in its membership data and requires one of the host:port form; nothing
@@ -90,6 +94,10 @@ func StartEmbeddedWithQuota(ctx context.Context, dir string, quotaBytes int64) (
 	cfg.AutoCompactionMode = "periodic"
 	cfg.AutoCompactionRetention = "1h"
 	cfg.QuotaBackendBytes = quotaBytes
+	// etcd keeps this many applied raft entries in memory for slow
+	// followers (default 5,000: with 1 MB values, GBs of heap held after
+	// they were deleted, issue 24). A single member has no followers.
+	cfg.SnapshotCatchUpEntries = embeddedCatchUpEntries
 
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
