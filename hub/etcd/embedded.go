@@ -20,6 +20,10 @@ const socketName = "etcd.sock"
 // Linux (sun_path is 108 bytes, including the terminating NUL).
 const maxSocketPath = 107
 
+// embeddedCatchUpEntries bounds the raft log the member keeps in memory;
+// etcd compacts it every 100 applied entries down to this many.
+const embeddedCatchUpEntries = 100
+
 // unreachablePeerURL is advertised as the member's peer URL. A
 // single-member cluster never dials its peers, but etcd records a peer URL
 // in its membership data and requires one of the host:port form; nothing
@@ -35,6 +39,9 @@ type Embedded struct {
 	ClientURL string
 	// SocketPath is the file system path of the client socket.
 	SocketPath string
+	// QuotaBytes is the backend quota the member was started with (0:
+	// etcd's default).
+	QuotaBytes int64
 }
 
 // StartEmbedded starts etcd with its data under dir. The member survives
@@ -46,6 +53,14 @@ type Embedded struct {
 // every workspace, every Secret and the hub's signing keys. There is no
 // peer listener either, because a single member has no peers to hear from.
 func StartEmbedded(ctx context.Context, dir string) (*Embedded, error) {
+	return StartEmbeddedWithQuota(ctx, dir, 0)
+}
+
+// StartEmbeddedWithQuota is StartEmbedded with etcd's backend quota set to
+// quotaBytes (0: etcd's own default, 2 GiB). Past the quota etcd arms its
+// NOSPACE alarm and refuses every write until the alarm is disarmed; the
+// hub keeps below it and disarms it (hub/storecap).
+func StartEmbeddedWithQuota(ctx context.Context, dir string, quotaBytes int64) (*Embedded, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("etcd dir: %w", err)
@@ -78,6 +93,11 @@ func StartEmbedded(ctx context.Context, dir string) (*Embedded, error) {
 	// apiserver also compacts, this is a safety net.
 	cfg.AutoCompactionMode = "periodic"
 	cfg.AutoCompactionRetention = "1h"
+	cfg.QuotaBackendBytes = quotaBytes
+	// etcd keeps this many applied raft entries in memory for slow
+	// followers (default 5,000: with 1 MB values, GBs of heap held after
+	// they were deleted, issue 24). A single member has no followers.
+	cfg.SnapshotCatchUpEntries = embeddedCatchUpEntries
 
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
@@ -93,7 +113,7 @@ func StartEmbedded(ctx context.Context, dir string) (*Embedded, error) {
 		return nil, ctx.Err()
 	}
 	klog.InfoS("Embedded etcd ready", "dir", dir, "clientURL", cu.String())
-	return &Embedded{etcd: e, ClientURL: cu.String(), SocketPath: sock}, nil
+	return &Embedded{etcd: e, ClientURL: cu.String(), SocketPath: sock, QuotaBytes: quotaBytes}, nil
 }
 
 // Close stops etcd. Call it only after the apiserver has shut down.

@@ -56,6 +56,7 @@ import (
 	"github.com/wharfhub/wharf/hub/plugins"
 	"github.com/wharfhub/wharf/hub/proxy"
 	wstorage "github.com/wharfhub/wharf/hub/storage"
+	"github.com/wharfhub/wharf/hub/storecap"
 	"github.com/wharfhub/wharf/hub/workspaces"
 	"github.com/wharfhub/wharf/portal"
 	"github.com/wharfhub/wharf/sdk/plugin"
@@ -116,6 +117,8 @@ type ExtraConfig struct {
 	ReplicaName string
 	// EventTTL is the lease every stored event gets (--event-ttl).
 	EventTTL time.Duration
+	// Store keeps etcd below its quota (storecap.go).
+	Store *storecap.Monitor
 	// Events records the hub controllers' events into their workspaces
 	// (events.go); set in New.
 	Events *events.Broadcaster
@@ -174,7 +177,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	extra.Catalog = newCatalogState()
 	extra.APIView = newAPIViews(extra.Catalog)
 	if len(o.Etcd.StorageConfig.Transport.ServerList) == 0 {
-		e, err := wetcd.StartEmbedded(ctx, filepath.Join(o.DataDir, "etcd"))
+		e, err := wetcd.StartEmbeddedWithQuota(ctx, filepath.Join(o.DataDir, "etcd"), o.Store.EmbeddedQuota())
 		if err != nil {
 			return nil, err
 		}
@@ -186,6 +189,9 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	}
 	extra.Index = workspaces.NewIndex(extra.EtcdClient, extra.EtcdPrefix)
 	extra.Quota = newStorageQuota(o.Quota, &extra)
+	// The store never fills: quota, high-water mark, compaction,
+	// defragmentation and alarm recovery (storecap.go, hub/storecap).
+	extra.Store = o.newStoreMonitor(ctx, &extra)
 
 	extra.Scheme = scheme.New()
 	extra.Codecs = scheme.NewCodecs(extra.Scheme)
@@ -209,7 +215,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	extra.NamespaceLifecycle = namespaces.NewLifecycle()
 	// APIService writes: who may make one route where (hub/aggregation).
 	gc.AdmissionControl = admission.NewChainHandler(extra.NamespaceLifecycle, wstorage.NewDryRunStamp(globalResources()),
-		aggregation.NewAdmission(extra.Catalog.Enabled), extra.Quota.admission, extra.Quota.events)
+		aggregation.NewAdmission(extra.Catalog.Enabled), extra.Quota.admission, extra.Quota.events, o.storeAdmission(extra.Store))
 
 	if err := o.SecureServing.ApplyTo(&gc.SecureServing, &gc.LoopbackClientConfig); err != nil {
 		return nil, err

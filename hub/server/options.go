@@ -20,6 +20,7 @@ import (
 	"github.com/wharfhub/wharf/hub/quota"
 	"github.com/wharfhub/wharf/hub/registry"
 	"github.com/wharfhub/wharf/hub/serviceaccounts"
+	"github.com/wharfhub/wharf/hub/storecap"
 )
 
 // Options are the hub's command-line options, grouped by subsystem.
@@ -48,6 +49,8 @@ type Options struct {
 	Fairness *fairness.Options
 	// Quota holds the per-workspace and per-tenant storage ceilings.
 	Quota *quota.Options
+	// Store holds etcd's quota and the high-water mark (hub/storecap).
+	Store *storecap.Options
 
 	// Plugins are the provider binaries the hub runs and supervises.
 	Plugins *plugins.Options
@@ -97,6 +100,7 @@ func NewOptions() *Options {
 		AuthnThrottle:                      authn.NewThrottleOptions(),
 		Fairness:                           fairness.NewOptions(),
 		Quota:                              quota.NewOptions(),
+		Store:                              storecap.NewOptions(),
 		EventTTL:                           registry.DefaultEventTTL,
 	}
 	o.ServiceAccounts = serviceaccounts.NewOptions()
@@ -119,6 +123,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	g.DurationVar(&o.EventTTL, "event-ttl", o.EventTTL, "Amount of time to retain events.")
 	o.SecureServing.AddFlags(fss.FlagSet("secure serving"))
 	o.Etcd.AddFlags(fss.FlagSet("etcd"))
+	o.Store.AddFlags(fss.FlagSet("etcd"))
 	fss.FlagSet("etcd").Lookup("etcd-servers").Usage = "Endpoints of an external etcd cluster. Empty (the default) runs an embedded etcd under --data-dir."
 	a := fss.FlagSet("authentication")
 	a.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "CSV file of static bearer tokens: token,user,uid,\"group1,group2\".")
@@ -198,6 +203,7 @@ func (o *Options) Validate() []error {
 	errs = append(errs, o.AuthnThrottle.Validate()...)
 	errs = append(errs, o.Fairness.Validate()...)
 	errs = append(errs, o.Quota.Validate()...)
+	errs = append(errs, o.Store.Validate()...)
 	return errs
 }
 

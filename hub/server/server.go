@@ -235,6 +235,7 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 		{name: "wharf-garbage-collector", run: func(ctx context.Context) { collector.Run(ctx, 2) }, synced: collector.HasSynced},
 		{name: "wharf-crd-cleanup", run: crdController.Run},
 		{name: "wharf-legacy-discovery", run: legacyDiscovery.Run},
+		h.storeMonitorBackground(),
 	}
 	quotaBG, err := x.Quota.background(wsREST)
 	if err != nil {
