@@ -55,6 +55,7 @@ import (
 	"github.com/wharfhub/wharf/hub/namespaces"
 	"github.com/wharfhub/wharf/hub/plugins"
 	"github.com/wharfhub/wharf/hub/proxy"
+	"github.com/wharfhub/wharf/hub/resourcequota"
 	wstorage "github.com/wharfhub/wharf/hub/storage"
 	"github.com/wharfhub/wharf/hub/workspaces"
 	"github.com/wharfhub/wharf/portal"
@@ -129,6 +130,9 @@ type ExtraConfig struct {
 	// Quota counts and bounds what each workspace and tenant stores
 	// (quota.go, hub/quota).
 	Quota *storageQuota
+	// ResourceQuota charges creates against workspaces' ResourceQuotas
+	// (resourcequota.go, hub/resourcequota).
+	ResourceQuota *resourcequota.Admission
 
 	// Login is the browser login; LoginDeps what it uses of the union.
 	Login     *login.Login
@@ -186,6 +190,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	}
 	extra.Index = workspaces.NewIndex(extra.EtcdClient, extra.EtcdPrefix)
 	extra.Quota = newStorageQuota(o.Quota, &extra)
+	extra.ResourceQuota = newResourceQuotaAdmission(&extra)
 
 	extra.Scheme = scheme.New()
 	extra.Codecs = scheme.NewCodecs(extra.Scheme)
@@ -209,7 +214,8 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	extra.NamespaceLifecycle = namespaces.NewLifecycle()
 	// APIService writes: who may make one route where (hub/aggregation).
 	gc.AdmissionControl = admission.NewChainHandler(extra.NamespaceLifecycle, wstorage.NewDryRunStamp(globalResources()),
-		aggregation.NewAdmission(extra.Catalog.Enabled), extra.Quota.admission, extra.Quota.events)
+		aggregation.NewAdmission(extra.Catalog.Enabled), extra.Quota.admission, extra.Quota.events,
+		extra.ResourceQuota)
 
 	if err := o.SecureServing.ApplyTo(&gc.SecureServing, &gc.LoopbackClientConfig); err != nil {
 		return nil, err
