@@ -66,7 +66,7 @@ func (a *Admission) Validate(ctx context.Context, attrs admission.Attributes, _ 
 	ctx = request.WithNamespace(ctx, attrs.GetNamespace())
 	names := NamesOf(attrs.GetResource().GroupResource())
 	for attempt := 1; ; attempt++ {
-		quotas, err := a.list(ctx, q)
+		quotas, err := a.list(ctx, q, attempt == 1)
 		if err != nil {
 			return apierrors.NewInternalError(fmt.Errorf("listing resource quotas: %w", err))
 		}
@@ -94,8 +94,16 @@ func (a *Admission) Validate(ctx context.Context, attrs admission.Attributes, _ 
 	}
 }
 
-func (a *Admission) list(ctx context.Context, q *Quotas) ([]*corev1.ResourceQuota, error) {
-	obj, err := q.List.List(ctx, &metainternalversion.ListOptions{})
+// list reads the namespace's quotas: first from the watch cache, which
+// costs no etcd round trip on the many creates of namespaces without
+// quotas (a quota a moment old may be missed, as by kube's informer);
+// after a conflict consistently, as the cache may lag the write that won.
+func (a *Admission) list(ctx context.Context, q *Quotas, cached bool) ([]*corev1.ResourceQuota, error) {
+	opts := &metainternalversion.ListOptions{}
+	if cached {
+		opts.ResourceVersion = "0"
+	}
+	obj, err := q.List.List(ctx, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,7 @@ import (
 
 // Controller recounts status.used of every ResourceQuota: its work item
 // is one namespace of one workspace ("<cluster>/<namespace>"), queued when
-// a quota there is written, when any object there is deleted, and for
+// a quota there is created, when any object there is deleted, and for
 // every quota each Interval.
 type Controller struct {
 	Counter  *Counter
@@ -64,7 +64,12 @@ func (c *Controller) watch(ctx context.Context, q workqueue.TypedRateLimitingInt
 		for resp := range c.Counter.Client.Watch(clientv3.WithRequireLeader(ctx), root, clientv3.WithPrefix()) {
 			for _, ev := range resp.Events {
 				k := string(ev.Kv.Key)
-				if ev.Type == clientv3.EventTypePut && !strings.HasPrefix(k, c.quotaPrefix()) {
+				// Of the writes, only a quota's creation: the status
+				// writes of admission would otherwise each queue a
+				// recount that, racing the object admission just
+				// charged for, could undercount it. A spec change
+				// needs none: admission counts the names used lacks.
+				if ev.Type == clientv3.EventTypePut && (!ev.IsCreate() || !strings.HasPrefix(k, c.quotaPrefix())) {
 					continue
 				}
 				if ns, ok := namespaceOfKey(strings.TrimPrefix(k, root)); ok {

@@ -18,8 +18,9 @@
 //
 // Counting is kube's: admission bumps status.used by compare-and-swap
 // before the object is stored (a failed store leaves used one too high
-// until the controller's next pass); the controller recounts on every
-// quota write, on every delete in a namespace with quotas, and
-// periodically. Concurrent creates racing a recount may, as in kube, pass
+// until the controller's next pass); the controller recounts when a quota
+// is created, on every delete in a namespace with quotas, and
+// periodically; admission counts a name the quota has no used value for
+// yet. Concurrent creates racing a recount may, as in kube, pass
 // a quota by the number of creates in flight.
 package resourcequota
