@@ -74,14 +74,15 @@ func newResourceQuotaStatus(main *genericregistry.Store) *StatusREST {
 	return &StatusREST{store: &status}
 }
 
-// resourceQuotaTable is upstream's printResourceQuota: each hard resource
-// as "name: used/hard", limits.* in LIMIT and the rest in REQUEST.
+// resourceQuotaTable is upstream's printResourceQuota (columns in
+// kube-apiserver 1.37's order): each hard resource as "name: used/hard",
+// limits.* in LIMIT and the rest in REQUEST.
 var resourceQuotaTable = Table{
 	Columns: []metav1.TableColumnDefinition{
 		nameColumn,
-		ageColumn,
 		{Name: "Request", Type: "string", Description: "Request represents a minimum amount of cpu/memory that a container may consume."},
 		{Name: "Limit", Type: "string", Description: "Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node."},
+		ageColumn,
 	},
 	Cells: func(obj runtime.Object) []interface{} {
 		q := obj.(*corev1.ResourceQuota)
@@ -100,7 +101,7 @@ var resourceQuotaTable = Table{
 				request = append(request, cell)
 			}
 		}
-		return []interface{}{q.Name, Age(q.CreationTimestamp), strings.Join(request, ", "), strings.Join(limit, ", ")}
+		return []interface{}{q.Name, strings.Join(request, ", "), strings.Join(limit, ", "), Age(q.CreationTimestamp)}
 	},
 }
 

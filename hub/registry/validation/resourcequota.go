@@ -79,8 +79,11 @@ func quotaResourceName(name string, fld *field.Path) field.ErrorList {
 	if len(errs) > 0 {
 		return errs
 	}
+	// Upstream reports both its general resource-name rule and the
+	// quota's for a bare unknown name.
 	if !strings.Contains(name, "/") && !standardQuotaNames.Has(name) && !strings.HasPrefix(name, "requests.hugepages-") && !strings.HasPrefix(name, "hugepages-") {
-		errs = append(errs, field.Invalid(fld, name, isInvalidQuotaResource))
+		errs = append(errs, field.Invalid(fld, name, "must be a standard resource type or fully qualified"),
+			field.Invalid(fld, name, isInvalidQuotaResource))
 	}
 	return errs
 }

@@ -99,7 +99,7 @@ func TestAttackLimitsResourceQuota(t *testing.T) {
 	if !strings.Contains(desc, "Resource          Used  Hard") || !strings.Contains(desc, "count/configmaps  2     2") {
 		t.Fatalf("describe quota:\n%s", desc)
 	}
-	if got := mustAs("alice", alice, "-n", "team", "get", "quota"); strings.Join(strings.Fields(strings.SplitN(got, "\n", 2)[0]), " ") != "NAME AGE REQUEST LIMIT" || !strings.Contains(got, "count/configmaps: 2/2") {
+	if got := mustAs("alice", alice, "-n", "team", "get", "quota"); strings.Join(strings.Fields(strings.SplitN(got, "\n", 2)[0]), " ") != "NAME REQUEST LIMIT AGE" || !strings.Contains(got, "count/configmaps: 2/2") {
 		t.Fatalf("get quota:\n%s", got)
 	}
 	// A delete frees room: the controller recounts, then a create passes.
