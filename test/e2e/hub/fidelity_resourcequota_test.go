@@ -7,7 +7,11 @@ import "testing"
 // out: the hub, serving no pods, refuses them.
 func init() {
 	registerFidelity("02-valid/resourcequota", func(t *testing.T, f *fidelity) {
-		const p = "/api/v1/namespaces/default/resourcequotas"
+		// A namespace of its own: the quotas made here must not bound
+		// the other checks' objects.
+		ns := f.unique("rq")
+		f.Same(t, valPost("/api/v1/namespaces", valObj("v1", "Namespace", ns, nil)))
+		p := "/api/v1/namespaces/" + ns + "/resourcequotas"
 		rq := func(name string, hard map[string]any) string {
 			return valObj("v1", "ResourceQuota", name, map[string]any{"spec": map[string]any{"hard": hard}})
 		}
