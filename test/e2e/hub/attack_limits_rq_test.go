@@ -70,6 +70,12 @@ func TestAttackLimitsResourceQuota(t *testing.T) {
 		return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: team}\ndata: {k: v}\n", name)
 	}
 	mustAs("alice", alice, "-n", "team", "create", "configmap", "a")
+	// A dry run is checked but not charged: used stays 1.
+	mustAs("alice", alice, "-n", "team", "create", "configmap", "dry", "--dry-run=server")
+	if got := mustAs("alice", alice, "-n", "team", "get", "quota", "q", "-o", "json"); !strings.Contains(got, `"used": {
+            "count/configmaps": "1"`) {
+		t.Fatalf("after one create and a dry run:\n%s", got)
+	}
 	mustAs("alice", alice, "-n", "team", "create", "configmap", "b")
 	const refusal = `configmaps "c" is forbidden: exceeded quota: q, requested: count/configmaps=1, used: count/configmaps=2, limited: count/configmaps=2`
 	out, err := as("alice", alice, "-n", "team", "create", "configmap", "c")
