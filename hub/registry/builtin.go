@@ -47,6 +47,7 @@ func BuiltinKinds() map[schema.GroupVersion][]*Kind {
 				New: func() runtime.Object { return &corev1.ServiceAccount{} }, NewList: func() runtime.Object { return &corev1.ServiceAccountList{} },
 				Table: serviceAccountTable,
 			},
+			resourceQuotaKind,
 		},
 		rbacv1.SchemeGroupVersion: {
 			{
@@ -108,6 +109,9 @@ func NewBuiltinStorage(typer runtime.ObjectTyper, optsGetter generic.RESTOptions
 				continue
 			}
 			out[gv][k.Resource.Resource] = s
+			if k == resourceQuotaKind {
+				out[gv]["resourcequotas/status"] = newResourceQuotaStatus(s.Store)
+			}
 		}
 	}
 	return out, nil

@@ -55,6 +55,7 @@ import (
 	"github.com/wharfhub/wharf/hub/namespaces"
 	"github.com/wharfhub/wharf/hub/plugins"
 	"github.com/wharfhub/wharf/hub/proxy"
+	"github.com/wharfhub/wharf/hub/resourcequota"
 	wstorage "github.com/wharfhub/wharf/hub/storage"
 	"github.com/wharfhub/wharf/hub/storecap"
 	"github.com/wharfhub/wharf/hub/workspaces"
@@ -132,6 +133,9 @@ type ExtraConfig struct {
 	// Quota counts and bounds what each workspace and tenant stores
 	// (quota.go, hub/quota).
 	Quota *storageQuota
+	// ResourceQuota charges creates against workspaces' ResourceQuotas
+	// (resourcequota.go, hub/resourcequota).
+	ResourceQuota *resourcequota.Admission
 
 	// Login is the browser login; LoginDeps what it uses of the union.
 	Login     *login.Login
@@ -192,6 +196,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	// The store never fills: quota, high-water mark, compaction,
 	// defragmentation and alarm recovery (storecap.go, hub/storecap).
 	extra.Store = o.newStoreMonitor(ctx, &extra)
+	extra.ResourceQuota = newResourceQuotaAdmission(&extra)
 
 	extra.Scheme = scheme.New()
 	extra.Codecs = scheme.NewCodecs(extra.Scheme)
@@ -215,7 +220,8 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	extra.NamespaceLifecycle = namespaces.NewLifecycle()
 	// APIService writes: who may make one route where (hub/aggregation).
 	gc.AdmissionControl = admission.NewChainHandler(extra.NamespaceLifecycle, wstorage.NewDryRunStamp(globalResources()),
-		aggregation.NewAdmission(extra.Catalog.Enabled), extra.Quota.admission, extra.Quota.events, o.storeAdmission(extra.Store))
+		aggregation.NewAdmission(extra.Catalog.Enabled), extra.Quota.admission, extra.Quota.events,
+		extra.ResourceQuota, o.storeAdmission(extra.Store))
 
 	if err := o.SecureServing.ApplyTo(&gc.SecureServing, &gc.LoopbackClientConfig); err != nil {
 		return nil, err

@@ -242,6 +242,11 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 		return nil, err
 	}
 	bg = append(bg, quotaBG...)
+	rqBG, err := h.installResourceQuota(builtin)
+	if err != nil {
+		return nil, err
+	}
+	bg = append(bg, rqBG...)
 	bg = append(bg, catalogBG...)
 	bg = append(bg, apiServicesBG...)
 	if err := startBackground(s, bg); err != nil {

@@ -81,6 +81,7 @@ var servedTypes = map[schema.GroupVersion][]runtime.Object{
 		&corev1.Secret{}, &corev1.SecretList{},
 		&corev1.ServiceAccount{}, &corev1.ServiceAccountList{},
 		&corev1.Event{}, &corev1.EventList{},
+		&corev1.ResourceQuota{}, &corev1.ResourceQuotaList{},
 	},
 	rbacv1.SchemeGroupVersion: {
 		&rbacv1.Role{}, &rbacv1.RoleList{},

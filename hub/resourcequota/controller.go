@@ -1,0 +1,162 @@
+package resourcequota
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	"github.com/wharfhub/wharf/hub/cluster"
+)
+
+// Controller recounts status.used of every ResourceQuota: its work item
+// is one namespace of one workspace ("<cluster>/<namespace>"), queued when
+// a quota there is created, when any object there is deleted, and for
+// every quota each Interval.
+type Controller struct {
+	Counter  *Counter
+	Get      rest.Getter
+	Status   rest.Updater
+	Interval time.Duration
+}
+
+func (c *Controller) quotaPrefix() string {
+	return strings.TrimSuffix(c.Counter.Prefix, "/") + "/core/resourcequotas/"
+}
+
+// Run works until ctx is done.
+func (c *Controller) Run(ctx context.Context) {
+	q := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "wharf-resourcequota"})
+	go func() { <-ctx.Done(); q.ShutDown() }()
+	go c.watch(ctx, q)
+	go wait.UntilWithContext(ctx, func(ctx context.Context) { c.enqueueAll(ctx, q) }, c.Interval)
+	for {
+		key, quit := q.Get()
+		if quit {
+			return
+		}
+		if err := c.sync(ctx, key); err != nil {
+			klog.ErrorS(err, "Recounting resource quotas", "namespace", key)
+			q.AddRateLimited(key)
+		} else {
+			q.Forget(key)
+		}
+		q.Done(key)
+	}
+}
+
+// watch queues the namespace of every quota write and of every delete.
+func (c *Controller) watch(ctx context.Context, q workqueue.TypedRateLimitingInterface[string]) {
+	root := strings.TrimSuffix(c.Counter.Prefix, "/") + "/"
+	wait.UntilWithContext(ctx, func(ctx context.Context) {
+		for resp := range c.Counter.Client.Watch(clientv3.WithRequireLeader(ctx), root, clientv3.WithPrefix()) {
+			for _, ev := range resp.Events {
+				k := string(ev.Kv.Key)
+				// Of the writes, only a quota's creation: the status
+				// writes of admission would otherwise each queue a
+				// recount that, racing the object admission just
+				// charged for, could undercount it. A spec change
+				// needs none: admission counts the names used lacks.
+				if ev.Type == clientv3.EventTypePut && (!ev.IsCreate() || !strings.HasPrefix(k, c.quotaPrefix())) {
+					continue
+				}
+				if ns, ok := namespaceOfKey(strings.TrimPrefix(k, root)); ok {
+					q.Add(ns)
+				}
+			}
+		}
+	}, time.Second)
+}
+
+// namespaceOfKey is "<cluster>/<namespace>" of a key
+// <group>/<resource>/<cluster>/<namespace>/<name>.
+func namespaceOfKey(rest string) (string, bool) {
+	segs := strings.Split(rest, "/")
+	if len(segs) != 5 || !cluster.IsValidID(segs[2]) || segs[3] == "" {
+		return "", false
+	}
+	return segs[2] + "/" + segs[3], true
+}
+
+func (c *Controller) enqueueAll(ctx context.Context, q workqueue.TypedRateLimitingInterface[string]) {
+	resp, err := c.Counter.Client.Get(ctx, c.quotaPrefix(), clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	if err != nil {
+		klog.ErrorS(err, "Listing resource quotas")
+		return
+	}
+	root := strings.TrimSuffix(c.Counter.Prefix, "/") + "/"
+	for _, kv := range resp.Kvs {
+		if ns, ok := namespaceOfKey(strings.TrimPrefix(string(kv.Key), root)); ok {
+			q.Add(ns)
+		}
+	}
+}
+
+// sync recounts every quota of one namespace.
+func (c *Controller) sync(ctx context.Context, key string) error {
+	id, namespace, _ := strings.Cut(key, "/")
+	resp, err := c.Counter.Client.Get(ctx, c.quotaPrefix()+key+"/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	if err != nil {
+		return fmt.Errorf("listing quotas of %s: %w", key, err)
+	}
+	ctx = request.WithNamespace(cluster.WithCluster(ctx, cluster.ID(id)), namespace)
+	for _, kv := range resp.Kvs {
+		name := string(kv.Key)[strings.LastIndex(string(kv.Key), "/")+1:]
+		if err := c.recount(ctx, cluster.ID(id), namespace, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Controller) recount(ctx context.Context, id cluster.ID, namespace, name string) error {
+	obj, err := c.Get.Get(ctx, name, &metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	rq, ok := obj.(*corev1.ResourceQuota)
+	if !ok {
+		return fmt.Errorf("unexpected %T", obj)
+	}
+	used := corev1.ResourceList{}
+	for n := range rq.Status.Hard {
+		gr, counted := ResourceOf(n)
+		if !counted {
+			// Names that count no objects the hub serves (cpu, ...)
+			// are used 0, as kube reports them with no pods.
+			used[n] = *resourceCount(0)
+			continue
+		}
+		n64, err := c.Counter.Count(ctx, id, namespace, gr)
+		if err != nil {
+			return err
+		}
+		used[n] = *resourceCount(n64)
+	}
+	if equality.Semantic.DeepEqual(used, rq.Status.Used) {
+		return nil
+	}
+	out := rq.DeepCopy()
+	out.Status.Used = used
+	_, _, err = c.Status.Update(ctx, name, rest.DefaultUpdatedObjectInfo(out), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+		// Written meanwhile: its watch event queues the namespace again.
+		return nil
+	}
+	return err
+}
