@@ -221,7 +221,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	// APIService writes: who may make one route where (hub/aggregation).
 	gc.AdmissionControl = admission.NewChainHandler(extra.NamespaceLifecycle, wstorage.NewDryRunStamp(globalResources()),
 		aggregation.NewAdmission(extra.Catalog.Enabled), extra.Quota.admission, extra.Quota.events,
-		extra.ResourceQuota, o.storeAdmission(extra.Store))
+		o.storeAdmission(extra.Store), extra.ResourceQuota)
 
 	if err := o.SecureServing.ApplyTo(&gc.SecureServing, &gc.LoopbackClientConfig); err != nil {
 		return nil, err
