@@ -232,10 +232,19 @@ func (c *Controller) purge(ctx context.Context, id cluster.ID, path cluster.Path
 	// Twice: a write admitted just before the terminating mark reached a
 	// replica can land after the first pass.
 	for pass := 0; pass < 2; pass++ {
-		n, err := wstorage.PurgeRanges(ctx, c.etcd, c.etcdPrefix, func(_, _ string) []string {
-			// Everything of a purged cluster goes, whatever its resource.
+		n, err := wstorage.PurgeRanges(ctx, c.etcd, c.etcdPrefix, func(group, resource string) []string {
+			// Everything of a purged cluster goes, whatever its resource,
+			// and so does its usage record (hub/quota keeps one per
+			// cluster at <prefix>/wharf.dev/usage/clusters/<id>; ids have
+			// a fixed length, so the prefix is that one key): a deleted
+			// workspace leaves no key behind.
+			usage := group == "wharf.dev" && resource == "usage"
 			out := make([]string, 0, len(ids))
 			for id := range ids {
+				if usage {
+					out = append(out, "clusters/"+string(id))
+					continue
+				}
 				out = append(out, string(id)+"/")
 			}
 			return out
