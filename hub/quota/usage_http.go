@@ -8,15 +8,19 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
+	"k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/wharfhub/wharf/hub/cluster"
 )
 
 // UsagePath answers, in a workspace (/clusters/<ws>/api/usage), what the
 // workspace and its tenant store against their ceilings. It is behind
-// authentication and authorization: whoever may "get" this non-resource
-// path in the workspace (its admins) may read it.
+// authentication and authorization, and, since every person may get
+// /api/* in root for discovery, answers only whoever may also list
+// resourcequotas in the workspace: who may read its quotas may read its
+// usage (its admins), and root's usage stays with hub admins.
 const UsagePath = "/api/usage"
 
 // Report is the answer of GET /clusters/<ws>/api/usage.
@@ -34,7 +38,7 @@ type Scope struct {
 
 // WithUsage serves UsagePath in front of delegate; wrap it inside the
 // chain's authorization and workspace resolution.
-func (a *Accountant) WithUsage(delegate http.Handler, s runtime.NegotiatedSerializer) http.Handler {
+func (a *Accountant) WithUsage(delegate http.Handler, s runtime.NegotiatedSerializer, authz authorizer.Authorizer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != UsagePath {
 			delegate.ServeHTTP(w, r)
@@ -48,6 +52,14 @@ func (a *Accountant) WithUsage(delegate http.Handler, s runtime.NegotiatedSerial
 		id, ok := cluster.From(r.Context())
 		if !ok {
 			fail(apierrors.NewBadRequest("usage is reported per workspace: /clusters/<workspace>" + UsagePath))
+			return
+		}
+		u, _ := request.UserFrom(r.Context())
+		decision, _, err := authz.Authorize(r.Context(), authorizer.AttributesRecord{
+			User: u, Verb: "list", APIVersion: "v1", Resource: "resourcequotas", ResourceRequest: true,
+		})
+		if err != nil || decision != authorizer.DecisionAllow {
+			fail(apierrors.NewForbidden(usageResource, "", errors.New("reading usage requires listing resourcequotas in the workspace")))
 			return
 		}
 		tenant, wsLim, tenLim, err := a.Resolver.Limits(r.Context(), id)

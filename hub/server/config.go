@@ -317,8 +317,9 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		// GET /api/whoami, behind authentication and authorization.
 		apiHandler = withWhoAmI(apiHandler, &extra, c.Authorization.Authorizer)
 		// GET /clusters/<ws>/api/usage: stored usage against the
-		// ceilings, for whoever may get that path there (hub/quota).
-		apiHandler = extra.Quota.accountant.WithUsage(apiHandler, c.Serializer)
+		// ceilings, for whoever may get that path and list resourcequotas
+		// there (hub/quota).
+		apiHandler = extra.Quota.accountant.WithUsage(apiHandler, c.Serializer, c.Authorization.Authorizer)
 		// A workspace's APIServices route their group versions to
 		// providers, after authentication, impersonation, authorization
 		// and workspace resolution (all outside), as kube-aggregator sits

@@ -163,6 +163,9 @@ var quotaRows = []quotaRow{
 			t.Fatalf("usage report: %s", usage)
 		}
 		e.mustReq(t, http.StatusForbidden, "", "alice", http.MethodGet, "/clusters/{malloryHome}/api/usage", "", "")
+		// Root, which every person may discover (/api/*), keeps its usage
+		// to hub admins (outside review row 6: it answered 200).
+		e.mustReq(t, http.StatusForbidden, "", "mallory", http.MethodGet, "/clusters/root/api/usage", "", "")
 	}},
 	{name: "B1 child workspaces stop at the workspace, then the tenant ceiling", run: func(t *testing.T, e *attackEnv) {
 		n, body := fillUntilRefused(t, e, "trudy", "/clusters/{trudyHome}"+wsAPI, func(i int) string { return childWS(fmt.Sprintf("c%d", i)) }, 4)

@@ -24,7 +24,14 @@ func TestMetrics(t *testing.T) {
 	})
 	p.Do(t, "dave", http.MethodGet, "/api/v1/namespaces", "", nil)
 	p.Do(t, "", http.MethodGet, "/api/v1/namespaces", "", nil) // 401
-	p.Do(t, "dave", http.MethodGet, "/api/v1/namespaces/"+ns+"/configmaps", "", nil)
+	// The tenant's grants in the new namespace may land after the
+	// namespace is readable: wait for the list's 200 the metric counts.
+	eventually(t, time.Minute, func() error {
+		if code, body := p.Do(t, "dave", http.MethodGet, "/api/v1/namespaces/"+ns+"/configmaps", "", nil); code != 200 {
+			return fmt.Errorf("list configmaps: %d %s", code, body)
+		}
+		return nil
+	})
 
 	resp, err := http.Get(p.MetricsURL + "/metrics")
 	if err != nil {
