@@ -21,6 +21,10 @@
 //     than its content (the embedded member always; an external cluster
 //     only with --etcd-defrag-external, because a defragmentation blocks
 //     the member and the hub does not own that cluster's other clients).
+//   - From half the mark on it compacts all but one gap of history:
+//     old revisions count in dbSizeInUse but in no tenant's byte ceiling,
+//     so a tenant rewriting a few large objects could otherwise push the
+//     store to the mark and have everybody's writes refused.
 //   - Once the NOSPACE alarm is armed and the file is below the high-water
 //     mark again, it disarms the alarm.
 //   - An admission plugin refuses non-admin creates and updates (server
