@@ -63,6 +63,11 @@ func TestDeletionFollowsIndex(t *testing.T) {
 			if err != nil || pending.DeletionTimestamp == nil {
 				t.Fatalf("deletion does not wait for the controller: %+v, %v", pending, err)
 			}
+			// Children are no longer finished inline: they remain until
+			// the (zero) grace period has passed on the fake clock, which
+			// must not lag the second-precision deletion timestamp (it did
+			// when setup straddled a second, under load).
+			f.clock.SetTime(pending.DeletionTimestamp.Add(time.Second))
 			if _, err := f.ctrl.finish(ctx, pending); err != nil {
 				t.Fatal(err)
 			}
