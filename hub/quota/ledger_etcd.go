@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -73,8 +74,9 @@ func (l *Ledger) learn(keys []string, resps []*etcdserverpb.ResponseOp) {
 // compare it refreshes the cache from the Else branch.
 func (l *Ledger) swap(ctx context.Context, keys []string, cur map[string]cached, next map[string]record) (bool, error) {
 	cmps := make([]clientv3.Cmp, len(keys))
-	puts := make([]clientv3.Op, len(keys))
+	puts := make([]clientv3.Op, 0, len(keys))
 	gets := make([]clientv3.Op, len(keys))
+	skipped := map[string]bool{}
 	var firstVal []byte
 	for i, k := range keys {
 		cmps[i] = clientv3.Compare(clientv3.ModRevision(k), "=", cur[k].rev)
@@ -88,8 +90,16 @@ func (l *Ledger) swap(ctx context.Context, keys []string, cur map[string]cached,
 		if i == 0 {
 			firstVal = val
 		}
-		puts[i] = clientv3.OpPut(k, string(val))
 		gets[i] = clientv3.OpGet(k)
+		// A cluster's record that is absent and would hold nothing but
+		// releases belongs to a purged workspace (its deletion removed the
+		// record; the decrements of its content deletion were flushed
+		// after): it is not written back. The compare still holds.
+		if cur[k].rev == 0 && strings.HasPrefix(k, l.clusters) && !rec.Usage.Grows() && len(rec.Grants) == 0 {
+			skipped[k] = true
+			continue
+		}
+		puts = append(puts, clientv3.OpPut(k, string(val)))
 	}
 	resolve := etcd.FirstChangeIs(keys[0], cur[keys[0]].rev, firstVal)
 	if cur[keys[0]].rev == 0 {
@@ -107,6 +117,10 @@ func (l *Ledger) swap(ctx context.Context, keys []string, cur map[string]cached,
 	}
 	l.mu.Lock()
 	for _, k := range keys {
+		if skipped[k] {
+			delete(l.known, k)
+			continue
+		}
 		l.known[k] = cached{rec: next[k], rev: resp.Header.Revision}
 	}
 	l.mu.Unlock()
