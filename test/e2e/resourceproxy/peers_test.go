@@ -161,18 +161,29 @@ func TestPeerHealth(t *testing.T) {
 	}
 
 	// Recovery: both replicas back; the peer watch republishes through the
-	// half-open trial, and requests bring the second peer back.
+	// half-open trial, and requests bring the second peer back. While the
+	// replicas were down the peer watch kept spending trials and
+	// re-quarantining them for QuarantineDuration of the fake clock, so
+	// time must pass here as it would in production: a quarantine still in
+	// force is stepped past (never more than once per attempt).
 	if err := e.kube.StartReplica(0); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.kube.StartReplica(1); err != nil {
 		t.Fatal(err)
 	}
+	passQuarantine := func() {
+		if e.peers("quarantined") > 0 {
+			e.clock.Step(rp.QuarantineDuration)
+		}
+	}
 	eventually(t, "requests succeed again", func() error {
+		passQuarantine()
 		_, err := a.List(ctx, metav1.ListOptions{})
 		return err
 	})
 	eventually(t, "both peers healthy", func() error {
+		passQuarantine()
 		if _, err := a.List(ctx, metav1.ListOptions{}); err != nil {
 			return err
 		}
