@@ -8,9 +8,15 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// Defaults keep one tenant below 1/8 of a default (8 GiB) etcd quota; the
-// store's high-water mark protects smaller stores as a whole.
+// Defaults keep one tenant below 1/8 of a default (8 GiB) etcd quota and
+// one workspace below 1/32 of it. On a smaller store the byte defaults
+// shrink to the same shares (FitToStore), so that one tenant cannot take
+// a small store to its high-water mark, where everybody's writes are
+// refused; the mark protects the store as a whole.
 const (
+	TenantStoreShare    = 8
+	WorkspaceStoreShare = 32
+
 	DefaultMaxWorkspaceObjects = 50_000
 	DefaultMaxWorkspaceBytes   = 256 << 20
 	DefaultMaxChildWorkspaces  = 100
@@ -24,6 +30,9 @@ const (
 type Options struct {
 	Workspace Limits
 	Tenant    Limits
+	// workspaceBytesSet and tenantBytesSet record an explicit byte flag,
+	// which FitToStore leaves as it is.
+	workspaceBytesSet, tenantBytesSet bool
 	// ReconcileInterval is how often usage is recomputed from the store.
 	ReconcileInterval time.Duration
 	// Event write rates per workspace and per tenant (EventRate).
@@ -49,14 +58,14 @@ func NewOptions() *Options {
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Int64Var(&o.Workspace.Objects, "max-workspace-objects", o.Workspace.Objects,
 		"Most objects one workspace may store (every kind, events included). 0 means no bound. Hub admins may override it per workspace with the annotation "+AnnotationMaxObjects+" on its Workspace.")
-	fs.Int64Var(&o.Workspace.Bytes, "max-workspace-bytes", o.Workspace.Bytes,
-		"Most bytes (as stored in etcd) one workspace's objects may take. 0 means no bound. Override: "+AnnotationMaxBytes+".")
+	fs.Var(&setInt64{v: &o.Workspace.Bytes, set: &o.workspaceBytesSet}, "max-workspace-bytes",
+		"Most bytes (as stored in etcd) one workspace's objects may take. 0 means no bound. Unset, it is the smaller of 256 MiB and 1/32 of the store's quota (--etcd-quota-backend-bytes). Override: "+AnnotationMaxBytes+".")
 	fs.Int64Var(&o.Workspace.Workspaces, "max-child-workspaces", o.Workspace.Workspaces,
 		"Most child Workspaces one workspace may hold directly. 0 means no bound. Override: "+AnnotationMaxChildWorkspaces+".")
 	fs.Int64Var(&o.Tenant.Objects, "max-tenant-objects", o.Tenant.Objects,
 		"Most objects one tenant (a home tree or a top-level workspace tree) may store. 0 means no bound. Override on the tree's top Workspace: "+AnnotationMaxTenantObjects+".")
-	fs.Int64Var(&o.Tenant.Bytes, "max-tenant-bytes", o.Tenant.Bytes,
-		"Most bytes one tenant's objects may take in etcd. 0 means no bound. Override: "+AnnotationMaxTenantBytes+".")
+	fs.Var(&setInt64{v: &o.Tenant.Bytes, set: &o.tenantBytesSet}, "max-tenant-bytes",
+		"Most bytes one tenant's objects may take in etcd. 0 means no bound. Unset, it is the smaller of 1 GiB and 1/8 of the store's quota. Override: "+AnnotationMaxTenantBytes+".")
 	fs.Int64Var(&o.Tenant.Workspaces, "max-tenant-workspaces", o.Tenant.Workspaces,
 		"Most Workspaces one tenant's tree may hold. 0 means no bound. Override: "+AnnotationMaxTenantWorkspaces+".")
 	fs.DurationVar(&o.ReconcileInterval, "quota-reconcile-interval", o.ReconcileInterval,
@@ -68,6 +77,44 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Events one tenant's tree may create or update per second. 0 means no bound.")
 	fs.IntVar(&o.TenantEventBurst, "max-tenant-event-burst", o.TenantEventBurst, "Burst of --max-tenant-event-qps.")
 }
+
+// FitToStore lowers the byte ceilings that no flag set to their share of
+// the store's quota (bytes; 0 when unknown leaves them as they are).
+func (o *Options) FitToStore(quota int64) {
+	if quota <= 0 {
+		return
+	}
+	if !o.workspaceBytesSet && o.Workspace.Bytes > 0 {
+		o.Workspace.Bytes = min(o.Workspace.Bytes, quota/WorkspaceStoreShare)
+	}
+	if !o.tenantBytesSet && o.Tenant.Bytes > 0 {
+		o.Tenant.Bytes = min(o.Tenant.Bytes, quota/TenantStoreShare)
+	}
+}
+
+// setInt64 is an int64 flag that records whether it was given.
+type setInt64 struct {
+	v   *int64
+	set *bool
+}
+
+func (f *setInt64) String() string {
+	if f.v == nil {
+		return "0"
+	}
+	return strconv.FormatInt(*f.v, 10)
+}
+
+func (f *setInt64) Set(s string) error {
+	n, err := strconv.ParseInt(s, 0, 64)
+	if err != nil {
+		return fmt.Errorf("parsing %q: %w", s, err)
+	}
+	*f.v, *f.set = n, true
+	return nil
+}
+
+func (f *setInt64) Type() string { return "int" }
 
 // Validate reports invalid options.
 func (o *Options) Validate() []error {

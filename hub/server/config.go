@@ -192,10 +192,13 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		return nil, err
 	}
 	extra.Index = workspaces.NewIndex(extra.EtcdClient, extra.EtcdPrefix)
-	extra.Quota = newStorageQuota(o.Quota, &extra)
 	// The store never fills: quota, high-water mark, compaction,
 	// defragmentation and alarm recovery (storecap.go, hub/storecap).
 	extra.Store = o.newStoreMonitor(ctx, &extra)
+	// Byte ceilings no flag set follow the store's quota, so one tenant
+	// cannot take a small store to its mark (hub/quota FitToStore).
+	o.Quota.FitToStore(extra.Store.Quota())
+	extra.Quota = newStorageQuota(o.Quota, &extra)
 	extra.ResourceQuota = newResourceQuotaAdmission(&extra)
 
 	extra.Scheme = scheme.New()

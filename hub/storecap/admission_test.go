@@ -81,3 +81,38 @@ func TestAdmissionEstimateBetweenPolls(t *testing.T) {
 		t.Fatal("a write past the mark (500 + 200 + 200 >= 800) admitted")
 	}
 }
+
+// A fragmented file near its mark (bytes in use low after compaction,
+// no defragmentation allowed) is what etcd's quota counts: between two
+// polls admitted bytes count against the file, so one poll's burst
+// cannot carry it past the quota.
+func TestAdmissionFileMarkBetweenPolls(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		inUse, size int64
+		writes      []int64
+		admitted    int
+	}{
+		{"compact file far from its mark", 100, 300, []int64{50, 50, 50}, 3},
+		{"fragmented file near its mark", 100, 850, []int64{30, 10, 20}, 2},
+		{"fragmented file at its mark", 100, 900, []int64{1}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Quota 1000, mark 800, file mark 900.
+			m := New(Config{Quota: 1000, HighWater: 0.8, Interval: time.Second})
+			m.state.Store(&State{Known: true, InUse: tc.inUse, Size: tc.size})
+			if m.careful() != (tc.size >= 400) {
+				t.Fatalf("careful %v at file %d", m.careful(), tc.size)
+			}
+			n := 0
+			for _, w := range tc.writes {
+				if m.admit(w, true) {
+					n++
+				}
+			}
+			if n != tc.admitted {
+				t.Fatalf("admitted %d of %v, want %d", n, tc.writes, tc.admitted)
+			}
+		})
+	}
+}

@@ -41,6 +41,9 @@ func TestAttackLimitsStore(t *testing.T) {
 		"--token-auth-file", tokens, "--admin-user", "hubadmin",
 		"--etcd-quota-backend-bytes", strconv.Itoa(storeQuota),
 		"--storage-high-water-fraction", "0.5", "--storage-poll-interval", "500ms",
+		// One tenant stands for many here: on a 48 MiB store the byte
+		// ceilings would stop her at 6 MiB, long before the mark.
+		"--max-tenant-bytes", "0", "--max-workspace-bytes", "0",
 	}})
 	e := &attackEnv{t: t, h: h, vars: map[string]string{}, tokens: map[string]string{
 		"alice": "alice-token", "carol": "carol-token", "hubadmin": "hubadmin-token", "admin": h.Token,
