@@ -46,6 +46,9 @@ type scale struct {
 type params struct {
 	benchkit.Command
 	beforeBin     string
+	// profileDir, when set, receives a CPU profile of each hub per
+	// throughput round (profile.go).
+	profileDir string
 	edgesBin      string
 	hubArgs       string
 	etcdQuota     int64
@@ -105,6 +108,7 @@ func (p *params) applyScales() {
 func main() {
 	p := params{Command: benchkit.Command{Name: "noisy bench"}}
 	p.RegisterFlags(60 * time.Minute)
+	flag.StringVar(&p.profileDir, "cpuprofile-dir", "", "write a CPU profile of each hub during each throughput round to this directory (<label>-round<n>.pprof; read with go tool pprof)")
 	flag.StringVar(&p.beforeBin, "before-bin", "", "optional second wharf-hub binary, run first and reported as \"before\"")
 	flag.StringVar(&p.edgesBin, "edges-bin", "bin/wharf-provider-edges", "replicas: single provider whose lease renewals are watched (empty: none)")
 	flag.StringVar(&p.hubArgs, "hub-args", "", "extra wharf-hub flags, space separated, passed to every binary")

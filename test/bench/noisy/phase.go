@@ -102,8 +102,10 @@ func measureThroughput(ctx context.Context, p params, envs []*env, res []binResu
 			}
 			benchkit.Progress("%s: throughput round %d/%d: %d well-behaved tenants x %d workers for %s", res[i].label, round+1, p.rounds, p.tenants, p.tenantWorkers, p.throughputFor)
 			tctx, cancel := context.WithTimeout(ctx, p.throughputFor)
+			prof := startProfile(ctx, p, envs[i].h, fmt.Sprintf("%s-round%d", res[i].label, round+1))
 			res[i].rounds = append(res[i].rounds, steadyLoad(tctx, envs[i].tenants, p.tenantWorkers, 0, fmt.Sprintf("tp%d", round)))
 			cancel()
+			prof()
 		}
 	}
 	for i := range res {
