@@ -11,6 +11,7 @@ import (
 
 	"github.com/wharfhub/wharf/hub/apiview"
 	"github.com/wharfhub/wharf/hub/cluster"
+	"github.com/wharfhub/wharf/hub/controller"
 	"github.com/wharfhub/wharf/hub/proxy"
 )
 
@@ -32,6 +33,10 @@ type Config struct {
 	// Interval between availability and discovery checks of every
 	// APIService; zero means 10s.
 	Interval time.Duration
+	// TenantOf charges an APIService's checks to the tenant of its
+	// workspace, so the checks take turns between tenants; nil: one
+	// tenant.
+	TenantOf controller.TenantOfCluster
 }
 
 // Aggregator routes, caches discovery and keeps Available.
@@ -44,7 +49,7 @@ type Aggregator struct {
 	status     rest.Updater
 	clock      clock.WithTicker
 	interval   time.Duration
-	kick       chan struct{}
+	tenantOf   controller.TenantOfCluster
 
 	mu sync.RWMutex
 	// discovery is the last good APIResourceList of each (cluster, gv),
@@ -56,7 +61,7 @@ type Aggregator struct {
 func New(c Config) *Aggregator {
 	a := &Aggregator{
 		index: c.Index, proxy: c.Proxy, providers: c.Providers, enabled: c.Enabled, workspaces: c.Workspaces,
-		status: c.Status, clock: c.Clock, interval: c.Interval, kick: make(chan struct{}, 1),
+		status: c.Status, clock: c.Clock, interval: c.Interval, tenantOf: c.TenantOf,
 		discovery: map[string]*metav1.APIResourceList{},
 	}
 	if a.clock == nil {

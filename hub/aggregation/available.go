@@ -15,10 +15,12 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	apiregv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
 	"github.com/wharfhub/wharf/hub/cluster"
+	"github.com/wharfhub/wharf/hub/controller"
 	wstorage "github.com/wharfhub/wharf/hub/storage"
 	"github.com/wharfhub/wharf/sdk"
 )
@@ -34,13 +36,32 @@ const (
 // maxDiscovery bounds a provider's discovery answer.
 const maxDiscovery = 4 << 20
 
-// Run checks every APIService at each interval and whenever one changes,
+// availabilityWorkers is how many APIServices are checked at once: a check
+// may wait up to its discovery timeout on a provider.
+const availabilityWorkers = 2
+
+// Run checks each APIService when it changes and again each interval,
 // until ctx is done. Every replica runs it; they compute the same
 // condition from the same inputs and write only on change.
+//
+// The checks go through a queue that takes turns between tenants
+// (hub/controller.NewFair, the APIService's workspace charged to its
+// tenant): a tenant whose providers registered thousands of APIServices,
+// or whose provider answers discovery slowly, delays another tenant's
+// check by one check per worker, never by a pass over all of hers (issue
+// 24, item 5; a pass over every APIService at each change was the loop
+// before).
 func (a *Aggregator) Run(ctx context.Context) {
+	q := a.newQueue()
+	enqueue := func(obj any) {
+		// The index keys by cluster: "<cluster>//<name>".
+		if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
+			q.Add(key)
+		}
+	}
 	if _, err := a.index.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { a.trigger() },
-		UpdateFunc: func(_, _ any) { a.trigger() },
+		AddFunc:    enqueue,
+		UpdateFunc: func(_, obj any) { enqueue(obj) },
 		// A deleted APIService's discovery goes with it, so one created
 		// again starts from its provider's answer, not a stale one.
 		DeleteFunc: func(obj any) {
@@ -54,42 +75,50 @@ func (a *Aggregator) Run(ctx context.Context) {
 		},
 	}); err != nil {
 		klog.FromContext(ctx).Error(err, "Following APIServices")
+		q.ShutDown()
 		return
 	}
-	t := a.clock.NewTicker(a.interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C():
-		case <-a.kick:
-		}
-		if a.index.HasSynced() {
-			a.checkAll(ctx)
-		}
+	if !cache.WaitForCacheSync(ctx.Done(), a.index.HasSynced) {
+		q.ShutDown()
+		return
 	}
+	controller.Run(ctx, q, availabilityWorkers, "apiservice-availability", func(ctx context.Context, key string) error {
+		a.checkKey(ctx, q, key)
+		return nil
+	})
 }
 
-func (a *Aggregator) trigger() {
-	select {
-	case a.kick <- struct{}{}:
-	default:
-	}
+// newQueue is the checks' queue, keyed as the index keys APIServices
+// ("<cluster>//<name>") and charged to the tenant of that cluster.
+func (a *Aggregator) newQueue() workqueue.TypedRateLimitingInterface[string] {
+	return controller.NewFair(controller.FairConfig[string]{
+		Name: "apiservice-availability", TenantOf: controller.ClusterKeyTenant(a.tenantOf), Clock: a.clock,
+	})
 }
 
-func (a *Aggregator) checkAll(ctx context.Context) {
-	for _, o := range a.index.Informer().GetStore().List() {
-		s := o.(*apiregv1.APIService)
-		id, _ := wstorage.SplitClusterNamespace(s)
-		if _, routed, ok := a.index.Route(id, s.Spec.Group, s.Spec.Version); !ok || routed != s {
-			continue
-		}
-		cond := a.check(ctx, id, s)
-		if err := a.writeCondition(ctx, id, s, cond); err != nil {
-			klog.FromContext(ctx).V(2).Info("Writing APIService status", "cluster", id, "apiservice", s.Name, "err", err)
-		}
+// checkKey checks one APIService (an index key) if it routes, and looks
+// at it again after the interval: its provider may come or go meanwhile.
+func (a *Aggregator) checkKey(ctx context.Context, q workqueue.TypedDelayingInterface[string], key string) {
+	obj, exists, err := a.index.Informer().GetStore().GetByKey(key)
+	if err != nil || !exists {
+		return
 	}
+	s := obj.(*apiregv1.APIService)
+	id, _ := wstorage.SplitClusterNamespace(s)
+	if _, routed, ok := a.index.Route(id, s.Spec.Group, s.Spec.Version); !ok || routed != s {
+		return
+	}
+	cond := a.check(ctx, id, s)
+	switch err := a.writeCondition(ctx, id, s, cond); {
+	case apierrors.IsConflict(err):
+		// Written meanwhile: look again at once (once done, the queue
+		// hands the key out again, in its tenant's turn).
+		q.Add(key)
+		return
+	case err != nil:
+		klog.FromContext(ctx).V(2).Info("Writing APIService status", "cluster", id, "apiservice", s.Name, "err", err)
+	}
+	q.AddAfter(key, a.interval)
 }
 
 // check fetches the provider's discovery for the APIService's group
@@ -183,8 +212,6 @@ func (a *Aggregator) writeCondition(ctx context.Context, id cluster.ID, cached *
 	switch {
 	case err == nil, err == errUnchanged, apierrors.IsNotFound(err):
 		return nil
-	case apierrors.IsConflict(err):
-		a.trigger()
 	}
 	return err
 }

@@ -8,7 +8,9 @@
 // hub's controllers that serve every workspace: thousands of objects
 // whose owners are gone (garbage collection), hundreds of workspace
 // deletions held by finalizers, namespaces and CRDs to clean up, churn of
-// aggregated ClusterRoles. With one FIFO queue per controller, every other
+// aggregated ClusterRoles, provider bindings requeued at once, ResourceQuotas
+// that name hundreds of resources to count, APIServices whose provider
+// answers discovery slowly. With one FIFO queue per controller, every other
 // tenant's work waited behind all of it (issue 24, B4 and B7).
 //
 // NewFair gives each controller upstream's work queue over a store that

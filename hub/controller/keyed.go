@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/wharfhub/wharf/hub/cluster"
+	wstorage "github.com/wharfhub/wharf/hub/storage"
 )
 
 // Keyed couples an informer to a work queue: every added or updated object
@@ -68,5 +70,29 @@ func ClusterKeyTenant(t TenantOfCluster) func(string) string {
 	return func(key string) string {
 		id, _, _ := strings.Cut(key, "/")
 		return t(cluster.ID(id))
+	}
+}
+
+// StoredClusterTenant names the tenant of a key of an informer over a
+// hub-wide resource (one whose objects are not keyed by cluster, such as
+// CustomResourceDefinitions) by the cluster the hub's storage recorded on
+// the object (the wharf.dev/cluster annotation, which the storage
+// decorator overwrites on every write, so no client chooses it). The
+// lookup is in store's memory. A key whose object is not (or no longer)
+// in store, or carries no cluster, is charged to the hub ("").
+func StoredClusterTenant(store cache.Store, tenantOf TenantOfCluster) func(string) string {
+	if tenantOf == nil {
+		return nil
+	}
+	return func(key string) string {
+		obj, ok, _ := store.GetByKey(key)
+		if !ok {
+			return ""
+		}
+		m, err := meta.Accessor(obj)
+		if err != nil || m.GetAnnotations()[wstorage.ClusterAnnotation] == "" {
+			return ""
+		}
+		return tenantOf(cluster.ID(m.GetAnnotations()[wstorage.ClusterAnnotation]))
 	}
 }

@@ -23,10 +23,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
-	"github.com/wharfhub/wharf/hub/cluster"
 	"github.com/wharfhub/wharf/hub/controller"
 	wstorage "github.com/wharfhub/wharf/hub/storage"
 )
@@ -50,7 +48,7 @@ type Controller struct {
 func New(client apiextensionsclient.Interface, etcd *clientv3.Client, etcdPrefix string, builtins sets.Set[string], tenantOf controller.TenantOfCluster) (*Controller, error) {
 	f := apiextensionsinformers.NewSharedInformerFactory(client, 10*time.Minute)
 	inf := f.Apiextensions().V1().CustomResourceDefinitions().Informer()
-	keyed, err := controller.NewKeyed("crd-instance-cleanup", inf, nil, crdTenant(inf.GetStore(), tenantOf))
+	keyed, err := controller.NewKeyed("crd-instance-cleanup", inf, nil, controller.StoredClusterTenant(inf.GetStore(), tenantOf))
 	if err != nil {
 		return nil, err
 	}
@@ -118,25 +116,6 @@ func (c *Controller) dropFinalizer(ctx context.Context, name string) error {
 		}
 	}
 	return fmt.Errorf("dropping finalizer of %s: too many conflicts", name)
-}
-
-// crdTenant charges a CRD's key to the tenant of its workspace. The store
-// lookup is in memory; a CRD not (or no longer) in it is the hub's.
-func crdTenant(store cache.Store, tenantOf controller.TenantOfCluster) func(string) string {
-	if tenantOf == nil {
-		return nil
-	}
-	return func(key string) string {
-		obj, ok, _ := store.GetByKey(key)
-		if !ok {
-			return ""
-		}
-		crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition)
-		if !ok || crd.Annotations[wstorage.ClusterAnnotation] == "" {
-			return ""
-		}
-		return tenantOf(cluster.ID(crd.Annotations[wstorage.ClusterAnnotation]))
-	}
 }
 
 func hasFinalizer(crd *apiextensionsv1.CustomResourceDefinition) bool {

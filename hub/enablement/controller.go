@@ -48,6 +48,12 @@ type Config struct {
 	RoleBindings   RBACStore // ClusterRoleBindings
 	Etcd           *clientv3.Client
 	EtcdPrefix     string
+	// TenantOf charges each binding's work to the tenant of its
+	// workspace: the queue takes turns between tenants, so one tenant's
+	// thousand bindings (all requeued at once when their provider's
+	// readiness changes, or deleted at once) delay another tenant's
+	// binding by one item, never by the whole backlog. Nil: one tenant.
+	TenantOf controller.TenantOfCluster
 }
 
 // Controller reconciles ProviderBindings: grants while live, cleanup and
@@ -68,7 +74,8 @@ func NewController(cfg Config, x *Index) (*Controller, error) {
 	}}); err != nil {
 		return nil, fmt.Errorf("binding indexer: %w", err)
 	}
-	keyed, err := controller.NewKeyed("provider-bindings", x.bindings, nil, nil)
+	// The binding informer keys by cluster ("<cluster>//<name>").
+	keyed, err := controller.NewKeyed("provider-bindings", x.bindings, nil, controller.ClusterKeyTenant(cfg.TenantOf))
 	if err != nil {
 		return nil, err
 	}

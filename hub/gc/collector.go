@@ -47,6 +47,8 @@ type objKey struct {
 type Collector struct {
 	queue workqueue.TypedRateLimitingInterface[objKey]
 
+	tenantOf controller.TenantOfCluster // charges work to tenants; nil: one tenant
+
 	static []*monitor // built-in kinds, fixed at New
 	crds   *crdMonitors
 
@@ -71,6 +73,7 @@ func New(resources []*Resource, tenantOf controller.TenantOfCluster) (*Collector
 		byTenant = func(k objKey) string { return tenantOf(k.cluster) }
 	}
 	c := &Collector{
+		tenantOf:   tenantOf,
 		byKind:     map[schema.GroupKind]*monitor{},
 		nodes:      map[objKey]*node{},
 		dependents: map[objKey]map[objKey]bool{},

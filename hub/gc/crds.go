@@ -58,12 +58,18 @@ func (c *Collector) WatchCustomResources(cfg *rest.Config) error {
 	if err != nil {
 		return fmt.Errorf("CRD client: %w", err)
 	}
-	return c.watchCRDs(mc, apiextensionsinformers.NewSharedInformerFactory(crdClient, 0))
+	f := apiextensionsinformers.NewSharedInformerFactory(crdClient, 0)
+	return c.watchCRDs(mc, f.Apiextensions().V1().CustomResourceDefinitions().Informer())
 }
 
-func (c *Collector) watchCRDs(mc metadata.Interface, f apiextensionsinformers.SharedInformerFactory) error {
-	inf := f.Apiextensions().V1().CustomResourceDefinitions().Informer()
-	keyed, err := controller.NewKeyed("garbage-collector-crds", inf, nil, nil)
+// watchCRDs queues the CRDs of inf. Its queue takes turns as the
+// collector's does: a CRD is charged to the tenant of the workspace the
+// hub's storage recorded it in (controller.StoredClusterTenant). CRDs are
+// hub-wide objects only hub administrators write (hub/server guards), so
+// today that is one tenant, the hub's; the turns keep it so should a
+// workspace ever own CRDs.
+func (c *Collector) watchCRDs(mc metadata.Interface, inf cache.SharedIndexInformer) error {
+	keyed, err := controller.NewKeyed("garbage-collector-crds", inf, nil, controller.StoredClusterTenant(inf.GetStore(), c.tenantOf))
 	if err != nil {
 		return err
 	}

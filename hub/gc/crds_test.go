@@ -1,11 +1,16 @@
 package gc
 
 import (
+	"fmt"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/wharfhub/wharf/hub/cluster"
+	wstorage "github.com/wharfhub/wharf/hub/storage"
 )
 
 func testCRD(group, kind string, mutate func(*apiextensionsv1.CustomResourceDefinition)) *apiextensionsv1.CustomResourceDefinition {
@@ -66,4 +71,48 @@ func TestSpecOf(t *testing.T) {
 	if got := m.specOf(testCRD("rbac.authorization.k8s.io", "Role", nil)); got != nil {
 		t.Errorf("CRD shadowing a built-in kind: specOf = %+v, want nothing watched", got)
 	}
+}
+
+// TestCRDQueueTakesTurns: the CRD queue charges a CRD to the workspace the
+// hub's storage recorded it in, as the collector's own queue does.
+func TestCRDQueueTakesTurns(t *testing.T) {
+	const attacker, victim = "aaaaaaaaaaaaaaaa", "vvvvvvvvvvvvvvvv"
+	c, err := New(nil, func(id cluster.ID) string { return "tree:" + string(id) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.queue.ShutDown)
+	inf := cache.NewSharedIndexInformer(nil, &apiextensionsv1.CustomResourceDefinition{}, 0, cache.Indexers{})
+	if err := c.watchCRDs(nil, inf); err != nil {
+		t.Fatal(err)
+	}
+	q := c.crds.keyed.Queue
+	defer q.ShutDown()
+	add := func(in, group string) string {
+		t.Helper()
+		crd := testCRD(group, "Widget", func(c *apiextensionsv1.CustomResourceDefinition) {
+			c.Annotations = map[string]string{wstorage.ClusterAnnotation: in}
+		})
+		if err := inf.GetStore().Add(crd); err != nil {
+			t.Fatal(err)
+		}
+		q.Add(crd.Name)
+		return crd.Name
+	}
+	const backlog = 100
+	for i := 0; i < backlog; i++ {
+		add(attacker, fmt.Sprintf("g%d.example.com", i))
+	}
+	want := add(victim, "victim.example.com")
+	for i := 0; i <= backlog; i++ {
+		k, _ := q.Get()
+		q.Done(k)
+		if k == want {
+			if i > 1 {
+				t.Fatalf("victim's CRD handed out after %d of the attacker's %d", i, backlog)
+			}
+			return
+		}
+	}
+	t.Fatal("victim's CRD never handed out")
 }

@@ -23,7 +23,7 @@ import (
 // method added to the store later is not served by accident.
 type NamespaceStorage struct {
 	store    *Store
-	status   *NamespaceStatusREST
+	status   *StatusREST
 	finalize *NamespaceFinalizeREST
 }
 
@@ -60,7 +60,7 @@ func NewNamespaceStorage(s *Store) *NamespaceStorage {
 }
 
 // Status returns the namespaces/status storage.
-func (n *NamespaceStorage) Status() *NamespaceStatusREST { return n.status }
+func (n *NamespaceStorage) Status() *StatusREST { return n.status }
 
 // Finalize returns the namespaces/finalize storage.
 func (n *NamespaceStorage) Finalize() *NamespaceFinalizeREST { return n.finalize }

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
-	"k8s.io/apiserver/pkg/registry/rest"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/wharfhub/wharf/hub/registry/validation"
@@ -67,11 +66,7 @@ func (resourceQuotaMainReset) GetResetFields() map[fieldpath.APIVersion]*fieldpa
 // main store: same storage, the status strategy for updates.
 func newResourceQuotaStatus(main *genericregistry.Store) *StatusREST {
 	main.ResetFieldsStrategy = resourceQuotaMainReset{}
-	st := main.UpdateStrategy.(strategy)
-	status := *main
-	status.UpdateStrategy = resourceQuotaStatusStrategy{st}
-	status.ResetFieldsStrategy = resourceQuotaStatusStrategy{st}
-	return &StatusREST{store: &status}
+	return newStatusREST(main, resourceQuotaStatusStrategy{main.UpdateStrategy.(strategy)})
 }
 
 // resourceQuotaTable is upstream's printResourceQuota (columns in
@@ -103,38 +98,4 @@ var resourceQuotaTable = Table{
 		}
 		return []interface{}{q.Name, strings.Join(request, ", "), strings.Join(limit, ", "), Age(q.CreationTimestamp)}
 	},
-}
-
-// StatusREST serves a status subresource: get, update and patch through
-// a copy of the main store with a status-only update strategy.
-type StatusREST struct {
-	store *genericregistry.Store
-}
-
-var (
-	_ rest.Getter              = &StatusREST{}
-	_ rest.Updater             = &StatusREST{}
-	_ rest.ResetFieldsStrategy = &StatusREST{}
-)
-
-// New implements rest.Storage.
-func (r *StatusREST) New() runtime.Object { return r.store.New() }
-
-// Destroy implements rest.Storage; the main store owns the storage.
-func (r *StatusREST) Destroy() {}
-
-// Get implements rest.Getter.
-func (r *StatusREST) Get(ctx context.Context, name string, options *metav1.GetOptions) (runtime.Object, error) {
-	return r.store.Get(ctx, name, options)
-}
-
-// Update implements rest.Updater; a status write never creates.
-func (r *StatusREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
-	updateValidation rest.ValidateObjectUpdateFunc, _ bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
-	return r.store.Update(ctx, name, objInfo, createValidation, updateValidation, false, options)
-}
-
-// GetResetFields implements rest.ResetFieldsStrategy.
-func (r *StatusREST) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return r.store.GetResetFields()
 }

@@ -18,6 +18,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/wharfhub/wharf/hub/cluster"
+	"github.com/wharfhub/wharf/hub/controller"
 )
 
 // Controller recounts status.used of every ResourceQuota: its work item
@@ -29,6 +30,18 @@ type Controller struct {
 	Get      rest.Getter
 	Status   rest.Updater
 	Interval time.Duration
+	// TenantOf charges a namespace's recount to the tenant of its
+	// workspace. The queue takes turns between tenants: a tenant's
+	// hundreds of quotas, each naming hundreds of resources to count,
+	// delay another tenant's new quota by one recount, never by all of
+	// them (issue 24). Nil: one tenant.
+	TenantOf controller.TenantOfCluster
+}
+
+// newQueue is the controller's work queue: fair between tenants, keyed
+// "<cluster>/<namespace>".
+func (c *Controller) newQueue() workqueue.TypedRateLimitingInterface[string] {
+	return controller.NewFair(controller.FairConfig[string]{Name: "wharf-resourcequota", TenantOf: controller.ClusterKeyTenant(c.TenantOf)})
 }
 
 func (c *Controller) quotaPrefix() string {
@@ -37,8 +50,7 @@ func (c *Controller) quotaPrefix() string {
 
 // Run works until ctx is done.
 func (c *Controller) Run(ctx context.Context) {
-	q := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: "wharf-resourcequota"})
+	q := c.newQueue()
 	go func() { <-ctx.Done(); q.ShutDown() }()
 	go c.watch(ctx, q)
 	go wait.UntilWithContext(ctx, func(ctx context.Context) { c.enqueueAll(ctx, q) }, c.Interval)

@@ -66,6 +66,7 @@ func (h *Hub) installAPIServices(builtin map[schema.GroupVersion]map[string]rest
 	agg := aggregation.New(aggregation.Config{
 		Index: index, Proxy: x.Aggregation.backend, Providers: x.Aggregation.providers,
 		Enabled: x.Catalog.Enabled, Workspaces: x.Index, Status: st.Status,
+		TenantOf: clusterTenants(x.Index),
 	})
 	x.Aggregation.aggregator.Store(agg)
 	x.APIView.view.SetAggregated(agg)

@@ -149,6 +149,7 @@ func (h *Hub) installCatalog(builtin map[schema.GroupVersion]map[string]rest.Sto
 		ClusterRoles: builtin[rbacGV]["clusterroles"].(enablement.RBACStore),
 		RoleBindings: builtin[rbacGV]["clusterrolebindings"].(enablement.RBACStore),
 		Etcd:         x.EtcdClient, EtcdPrefix: x.EtcdPrefix,
+		TenantOf: clusterTenants(x.Index),
 	}, index)
 	if err != nil {
 		return nil, err

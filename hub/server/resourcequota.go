@@ -33,6 +33,7 @@ func (h *Hub) installResourceQuota(builtin map[schema.GroupVersion]map[string]re
 	}
 	a := h.Extra.ResourceQuota
 	a.SetQuotas(resourcequota.Quotas{List: main, Status: status})
-	c := &resourcequota.Controller{Counter: a.Counter, Get: main, Status: status, Interval: resourceQuotaResync}
+	c := &resourcequota.Controller{Counter: a.Counter, Get: main, Status: status, Interval: resourceQuotaResync,
+		TenantOf: clusterTenants(h.Extra.Index)}
 	return []background{{name: "wharf-resourcequota-controller", run: func(ctx context.Context) { c.Run(ctx) }}}, nil
 }
