@@ -156,7 +156,7 @@ func r24QuotaRows() []r24Row {
 				step{as: "mallory", method: http.MethodPost, path: cmPath("/clusters/{malloryHome}"), body: cmJSON("imp-{n}"), header: map[string]string{"Impersonate-User": "hubadmin"},
 					want: http.StatusForbidden, has: "needs a hub administrator"},
 				step{as: "mallory", method: http.MethodPost, path: cmPath("/clusters/{malloryHome}"), body: cmJSON("imp-{n}"), header: map[string]string{"Impersonate-User": "mallory", "Impersonate-Group": "system:masters"},
-					want: http.StatusForbidden, has: "needs a hub administrator"},
+					want: http.StatusForbidden, has: "impersonating the system:masters group is not allowed"},
 				step{as: "victor", method: http.MethodGet, path: cmPath("/clusters/{victorHome}") + "/imp-{n}", want: http.StatusNotFound})
 		}},
 		{id: "r24:11", what: "her service account's token outside her home", run: func(t *testing.T, e *attackEnv) {
@@ -198,7 +198,7 @@ func r24QuotaRows() []r24Row {
 		}},
 		{id: "r24:13", what: "20 concurrent creates into a workspace with room for 6 objects", run: func(t *testing.T, e *attackEnv) {
 			const room, n = 6, 20
-			if err := bobChild(e, "r24-objs", e.vars); err != nil {
+			if err := bobChild(e, "r24-objs", r24Vars(e, "13")); err != nil {
 				t.Fatal(err)
 			}
 			ws := e.vars["malloryHome"] + ":r24-objs"
@@ -218,7 +218,7 @@ func r24QuotaRows() []r24Row {
 		}},
 		{id: "r24:14", what: "10 concurrent child workspaces under a ceiling of 3", run: func(t *testing.T, e *attackEnv) {
 			const n = 10
-			if err := bobChild(e, "r24-kids", e.vars); err != nil {
+			if err := bobChild(e, "r24-kids", r24Vars(e, "14")); err != nil {
 				t.Fatal(err)
 			}
 			r24Override(t, e, "r24-kids", quota.AnnotationMaxChildWorkspaces, 3, func(r quota.Report) int64 { return r.Workspace.Limits.Workspaces })
@@ -237,7 +237,7 @@ func r24QuotaRows() []r24Row {
 		}},
 		{id: "r24:16", what: "5 concurrent 900 kB ConfigMaps into a workspace with room for 2", run: func(t *testing.T, e *attackEnv) {
 			const n = 5
-			if err := bobChild(e, "r24-bytes", e.vars); err != nil {
+			if err := bobChild(e, "r24-bytes", r24Vars(e, "16")); err != nil {
 				t.Fatal(err)
 			}
 			ws := e.vars["malloryHome"] + ":r24-bytes"
@@ -260,7 +260,7 @@ func r24QuotaRows() []r24Row {
 		}},
 		{id: "r24:17", what: "5 concurrent 900 kB namespace status writes into a workspace with room for 2", run: func(t *testing.T, e *attackEnv) {
 			const n = 5
-			if err := bobChild(e, "r24-status", e.vars); err != nil {
+			if err := bobChild(e, "r24-status", r24Vars(e, "17")); err != nil {
 				t.Fatal(err)
 			}
 			ws := e.vars["malloryHome"] + ":r24-status"
