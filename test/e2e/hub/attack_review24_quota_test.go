@@ -127,6 +127,7 @@ func r24QuotaRows() []r24Row {
 				if code != http.StatusOK && !(code == http.StatusForbidden && strings.Contains(b, r24Denied)) {
 					t.Errorf("%s: %d %s", key, code, b)
 				}
+				t.Logf("%s: %d", key, code)
 			}
 			r24OverrideKept(t, e)
 			r := r24Usage(t, e, e.vars["malloryHome"]+":r24-g")
