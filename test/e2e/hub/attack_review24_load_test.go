@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -323,6 +324,72 @@ func r24LoadRows() []r24Row {
 				return r24Post(e, "mallory", malloryCMs, cmJSON(fmt.Sprintf("flood-%d", i)))
 			})
 			e.mustReq(t, http.StatusCreated, "", "hubadmin", http.MethodPost, malloryCMs, "", cmJSON("r24-after-flood"))
+		}},
+		{id: "r24:30", what: "300 ConfigMaps whose owner goes just before victor's", run: func(t *testing.T, e *attackEnv) {
+			const orphans = 300
+			uid := func(who, path, body string) string {
+				var o struct {
+					Metadata struct{ UID, ResourceVersion string }
+				}
+				b := e.mustReq(t, http.StatusCreated, "", who, http.MethodPost, path, "", body)
+				if err := json.Unmarshal([]byte(b), &o); err != nil || o.Metadata.UID == "" {
+					t.Fatalf("%v: %s", err, b)
+				}
+				return o.Metadata.UID + " " + o.Metadata.ResourceVersion
+			}
+			owned := func(name, owner, ownerUID string) string {
+				return fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":%q,"labels":{"r24-role":"dep"},"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":%q,"uid":%q}]}}`, name, owner, ownerUID)
+			}
+			victorCMs := cmPath("/clusters/{victorHome}")
+			mOwner := strings.Fields(uid("mallory", malloryCMs, cmJSON("r24-owner")))[0]
+			if err := parallel(orphans, func(i int) error {
+				return waitFor(60*time.Second, func() error {
+					if code, b := e.req("mallory", http.MethodPost, malloryCMs, "", owned(fmt.Sprintf("r24-dep-%d", i), "r24-owner", mOwner)); code != http.StatusCreated && code != http.StatusConflict {
+						return fmt.Errorf("dependent %d: %d %.200s", i, code, b)
+					}
+					return nil
+				})
+			}); err != nil {
+				t.Fatal(err)
+			}
+			vOwner := strings.Fields(uid("victor", victorCMs, cmJSON("r24-vowner")))[0]
+			dep := strings.Fields(uid("victor", victorCMs, owned("r24-vdep", "r24-vowner", vOwner)))
+			req, _ := http.NewRequest(http.MethodGet, e.h.URL+expand(victorCMs, e.vars)+"?watch=true&fieldSelector=metadata.name%3Dr24-vdep&resourceVersion="+dep[1], nil)
+			req.Header.Set("Authorization", "Bearer "+e.tokens["victor"])
+			c := e.h.client()
+			c.Timeout = 0
+			resp, err := c.Do(req)
+			if err != nil || resp.StatusCode != http.StatusOK {
+				t.Fatalf("victor's watch: %v %v", err, resp)
+			}
+			defer resp.Body.Close()
+			gone := make(chan bool, 1)
+			go func() {
+				sc := bufio.NewScanner(resp.Body)
+				for sc.Scan() {
+					if strings.Contains(sc.Text(), `"type":"DELETED"`) {
+						gone <- true
+						return
+					}
+				}
+				gone <- false
+			}()
+			// The attack: her owner goes, then victor's.
+			e.mustReq(t, http.StatusOK, "", "mallory", http.MethodDelete, malloryCMs+"/r24-owner", "", "")
+			e.mustReq(t, http.StatusOK, "", "victor", http.MethodDelete, victorCMs+"/r24-vowner", "", "")
+			select {
+			case ok := <-gone:
+				if !ok {
+					t.Fatal("victor's watch ended before his dependent was collected")
+				}
+			case <-time.After(3 * time.Minute): // bounds a broken hub only
+				t.Fatal("victor's dependent was never collected")
+			}
+			left := r24Items(t, e.mustReq(t, http.StatusOK, "", "mallory", http.MethodGet, malloryCMs+"?labelSelector=r24-role%3Ddep", "", ""))
+			t.Logf("her orphans left when victor's dependent was collected: %d of %d", left, orphans)
+			if left < orphans/2 {
+				t.Errorf("victor's dependent was collected only after %d of her %d orphans", orphans-left, orphans)
+			}
 		}},
 		{id: "r24:35", what: "bodies over the request limit and over an object's", run: func(t *testing.T, e *attackEnv) {
 			huge := fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"r24-huge"},"data":{"k":%q}}`, strings.Repeat("x", 4<<20))

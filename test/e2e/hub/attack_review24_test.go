@@ -20,7 +20,8 @@ import (
 // the other tenant. One hub, started once with small ceilings, serves
 // every row; each row is one attempt and asserts the safe outcome by
 // codes, reasons, messages and counts, never by time. Rows run in the
-// order of r24Rows: the exact ceilings first, the floods last.
+// order TestAttackReview24 lists them: the exact ceilings first, the
+// floods last.
 //
 // NOTE24.md numbers attempts 3, 6, 18, 22, 23, 29, 34 and 36 and lists the
 // held ones without numbers; here they take the free numbers in the order
@@ -34,6 +35,7 @@ import (
 //	19, 20       concurrent big lists; watches over the tenant's cap
 //	21, 24, 25   slow headers, slow bodies, idle connections
 //	26, 27       event flood: workspace bucket, tenant bucket
+//	30           garbage collection kept fair
 //	31, 32, 33   bogus tokens, TokenRequest flood, mutating flood
 //	35, 37       oversized and too deeply nested bodies
 //
@@ -42,8 +44,8 @@ import (
 //	3, 34, 36  see attack_limits_review_fair_test.go
 //	18         see attack_limits_ssrf
 //	22, 23     see attack_limits_quota2_test.go
-//	28         held workspace deletions kept fair: TestAttackLimitsBackgroundB4 (attack_limits_bg_test.go; needs 100 held deletions)
-//	30         garbage collection kept fair: TestAttackLimitsBackgroundB7 (attack_limits_bg_test.go; needs 1000 orphans)
+//	28         held workspace deletions kept fair: TestAttackLimitsBackgroundB4 (attack_limits_bg_test.go;
+//	           it needs 100 held child workspaces, more than this hub's tenant ceiling)
 //	29         rewrite churn vs early compaction: hub/storecap TestMonitorRewritesDoNotReachTheMark
 //	6          root's /api/usage: TestAttackLimitsQuota, repeated here as r24:6
 
