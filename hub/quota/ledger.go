@@ -70,6 +70,8 @@ type local struct {
 	tenant  string
 	g, c, f Usage
 	granted time.Time
+	// lim is the ceiling g was sized under (sizedFor).
+	lim Limits
 }
 
 // Ledger keeps the usage records in etcd (see the package doc).
@@ -163,7 +165,7 @@ func (l *Ledger) apply(c *change) error {
 		}
 		now := l.clock.Now()
 		fresh := now.Sub(tl.granted) < grantTTL/2 && now.Sub(cl.granted) < grantTTL/2
-		if pos.IsZero() || (fresh && cl.g.covers(pos) && tl.g.covers(pos)) {
+		if pos.IsZero() || (fresh && cl.sizedFor(c.ws) && tl.sizedFor(c.ten) && cl.g.covers(pos) && tl.g.covers(pos)) {
 			cl.g, tl.g = cl.g.Sub(pos), tl.g.Sub(pos)
 			cl.c, tl.c = cl.c.Add(pos), tl.c.Add(pos)
 			l.scheduleFlush(c.tenant)
@@ -350,6 +352,7 @@ func (l *Ledger) commit(ctx context.Context, tenant string, batch []*change) {
 			r := next[k]
 			lim, known := lims[k]
 			if known {
+				grants[k] = clampGrant(grants[k], lim, r.Usage.Add(r.others(l.writerID, now)))
 				room := lim.headroom(r.Usage.Add(r.others(l.writerID, now)).Add(grants[k]))
 				grants[k] = grants[k].Add(chunk(defaultChunk, room, sizes[k]))
 			}
@@ -380,6 +383,9 @@ func (l *Ledger) commit(ctx context.Context, tenant string, batch []*change) {
 					lo.g = minU(lo.g, grants[k])
 				}
 				lo.granted = now
+				if lim, known := lims[k]; known {
+					lo.lim = lim
+				}
 			}
 			l.mu.Unlock()
 			return
