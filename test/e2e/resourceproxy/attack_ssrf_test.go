@@ -127,7 +127,9 @@ func reasonOf(cond string) string {
 }
 
 func TestAttackLimitsSSRF(t *testing.T) {
-	t.Run("r24:18 loopback by open port, closed port and name under the default policy", func(t *testing.T) {
+	// Subtest names stay short: the hub's data dir (t.TempDir) holds the
+	// plugin socket, whose path is limited to 103 bytes.
+	t.Run("server", func(t *testing.T) { // loopback by open port, closed port and name; default policy
 		open := listenCounting(t, "127.0.0.1:0")
 		closed := listenCounting(t, "127.0.0.1:0")
 		closedPort := closed.port()
@@ -172,7 +174,7 @@ func TestAttackLimitsSSRF(t *testing.T) {
 		}
 	})
 
-	t.Run("r24:18 loopback peers in the target's EndpointSlice", func(t *testing.T) {
+	t.Run("peers", func(t *testing.T) { // loopback peers in the target's EndpointSlice
 		open := listenCounting(t, "127.0.0.1:0")
 		target := newSliceTarget(t, "127.0.0.2:0", []string{"127.0.0.1", "localhost"}, open.port())
 		// The operator allows the target's own address, nothing else.
