@@ -49,6 +49,9 @@ func NewController(cfg *rest.Config, routes *Routes, targets *Targets) (*Control
 			c.queue.Add(cl)
 		}
 	}
+	// A target whose addresses the policy starts (or stops) refusing is
+	// reported at once, not at the next resync.
+	targets.SetOnRefusal(func(cluster string) { c.queue.Add(cluster) })
 	var err error
 	c.informer, err = clusters.NewResourceInformer(cfg, GVR, clusters.InformerOptions{
 		Handler: cache.ResourceEventHandlerFuncs{

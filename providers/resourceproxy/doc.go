@@ -14,6 +14,8 @@
 //   - proxy.go, ownership.go, namespaces.go, discovery.go: the aggregated
 //     request path.
 //   - target.go, peers.go: the connection to a target and its peers' health.
+//   - config.go, targetpolicy/: which addresses an external target may be
+//     dialled at (the operator's targetPolicy).
 //   - metrics.go: the spec's metrics, on the provider's own registry.
 //
 // # Threat model
@@ -45,6 +47,16 @@
 //     objects without both owner labels of the client answer 404, and the
 //     owner labels written are always the client's own (a client cannot
 //     write another client's labels).
+//   - An external target's server and peers are named by the workspace
+//     admin (the kubeconfig, and the EndpointSlice of a cluster she may
+//     run), and the provider dials them from the hub's host. Every address
+//     goes through the target policy (targetpolicy): loopback, link-local
+//     and metadata, unspecified, multicast and the hub host's own
+//     addresses are refused unless the operator allows them, names are
+//     judged on every dial (rebinding), and a refusal happens before any
+//     packet, so open and closed ports answer alike (Ready=False
+//     TargetAddressRefused, the route withdrawn; requests already under
+//     way get the one 503).
 //   - Target connections are cached per client cluster, so a kubeconfig
 //     Secret of one workspace never serves another. Tokens and kubeconfig
 //     contents are never logged or written to status; errors name the

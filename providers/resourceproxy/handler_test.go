@@ -12,6 +12,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/wharfhub/wharf/providers/resourceproxy/targetpolicy"
 )
 
 type oneSecret []byte
@@ -62,7 +64,7 @@ func testHandler(t *testing.T, kc []byte) (*Handler, *clocktesting.FakeClock, *M
 	routes := NewRoutes()
 	routes.Set("c1", map[string]*Route{"g.example.com/v1": {Cluster: "c1", Group: "g.example.com", Version: "v1", Mode: AccessOwned,
 		Resources: []string{"things"}, Target: Target{External: &External{Name: "t1", SecretRef: SecretRef{Namespace: "ops", Name: "kc"}}}}})
-	return NewHandler(routes, NewTargets(ctx, nil, oneSecret(kc), clk, m), allNamespaces{}, m, clk), clk, m
+	return NewHandler(routes, NewTargets(ctx, nil, oneSecret(kc), clk, m, loopbackPolicy(t)), allNamespaces{}, m, clk), clk, m
 }
 
 func aggregated(method, path string) *http.Request {
@@ -183,4 +185,15 @@ func TestKubeconfigRefusals(t *testing.T) {
 	if _, err := KubeconfigConfig(b); err != nil {
 		t.Errorf("plain kubeconfig refused: %v", err)
 	}
+}
+
+// loopbackPolicy is the target policy of tests whose targets listen on
+// loopback: the operator's allowCIDRs, said explicitly.
+func loopbackPolicy(t testing.TB) *targetpolicy.Policy {
+	t.Helper()
+	p, err := targetpolicy.New(context.Background(), targetpolicy.Config{AllowCIDRs: []string{"127.0.0.0/8", "::1/128"}}, targetpolicy.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -50,7 +50,7 @@ func TestHiddenTargetAnswersAsMissing(t *testing.T) {
 	routes := NewRoutes()
 	routes.Set("c1", map[string]*Route{"g.example.com/v1": {Cluster: "c1", Group: "g.example.com", Version: "v1", Mode: AccessOwned,
 		Resources: []string{"things"}, Target: Target{Workspace: "root:b:secret"}}})
-	h := NewHandler(routes, NewTargets(ctx, hub, nil, clk, m), allNamespaces{}, m, clk)
+	h := NewHandler(routes, NewTargets(ctx, hub, nil, clk, m, loopbackPolicy(t)), allNamespaces{}, m, clk)
 
 	serve := func(method, path, ctype, body string) (int, string) {
 		r := aggregated(method, path)

@@ -68,7 +68,7 @@ func (t *targetConn) watchOnce(ctx context.Context, api sliceAPI, sel metav1.Lis
 	for i := range list.Items {
 		slices[list.Items[i].Name] = &list.Items[i]
 	}
-	t.publish(slices)
+	t.publish(ctx, slices)
 	o := sel
 	o.ResourceVersion = list.ResourceVersion
 	o.AllowWatchBookmarks = true
@@ -93,7 +93,7 @@ func (t *targetConn) watchOnce(ctx context.Context, api sliceAPI, sel metav1.Lis
 		default:
 			continue
 		}
-		t.publish(slices)
+		t.publish(ctx, slices)
 	}
 	return errWatch
 }
@@ -106,9 +106,13 @@ func (watchClosed) Error() string { return "peer watch closed" }
 
 // publish sets the peers to the ready addresses × the https port (or the
 // only port). An empty result is published too: no_peer is then the
-// honest answer.
-func (t *targetConn) publish(slices map[string]*discoveryv1.EndpointSlice) {
+// honest answer. The slice is written by whoever runs the target, so it is
+// a second way to name an address: an IP literal the policy refuses is
+// left out here, and so is a name that resolves to one now (it is judged
+// again at every dial); a list the policy refused entirely is reported.
+func (t *targetConn) publish(ctx context.Context, slices map[string]*discoveryv1.EndpointSlice) {
 	var hosts []string
+	refused := 0
 	for _, s := range slices {
 		port := slicePort(s)
 		if port == 0 {
@@ -119,12 +123,23 @@ func (t *targetConn) publish(slices map[string]*discoveryv1.EndpointSlice) {
 				continue
 			}
 			for _, a := range ep.Addresses {
-				hosts = append(hosts, net.JoinHostPort(a, strconv.Itoa(int(port))))
+				h := net.JoinHostPort(a, strconv.Itoa(int(port)))
+				if t.policy != nil && !t.policy.Allows(ctx, h) {
+					refused++
+					continue
+				}
+				hosts = append(hosts, h)
 			}
 		}
 	}
 	sort.Strings(hosts)
+	if refused > 0 {
+		klog.V(2).InfoS("resource proxy: peers refused by the target policy", "target", t.name, "refused", refused, "kept", len(hosts))
+	}
 	t.peers.Publish(hosts)
+	if t.policy != nil {
+		t.setRefusedPeers(len(hosts) == 0 && refused > 0)
+	}
 }
 
 func slicePort(s *discoveryv1.EndpointSlice) int32 {

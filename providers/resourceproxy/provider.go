@@ -54,14 +54,20 @@ func (p *Provider) Manifest() sdk.Manifest {
 	}
 }
 
-// Start runs the controller for the provider's life.
-func (p *Provider) Start(_ context.Context, hc sdk.HubConfig) error {
+// Start reads the config (the target policy) and runs the controller for
+// the provider's life.
+func (p *Provider) Start(sctx context.Context, hc sdk.HubConfig) error {
 	if hc.RestConfig == nil {
 		return errors.New("resource-proxy: the hub gave no credentials")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	policy, err := policyFor(sctx, hc)
+	if err != nil {
+		cancel()
+		return err
+	}
 	c := clock.RealClock{}
-	targets := NewTargets(ctx, hc.RestConfig, NewHubSecrets(hc.RestConfig), c, p.Metrics)
+	targets := NewTargets(ctx, hc.RestConfig, NewHubSecrets(hc.RestConfig), c, p.Metrics, policy)
 	p.handler = NewHandler(p.Routes, targets, NewHubNamespaces(hc.RestConfig), p.Metrics, c)
 	p.Metrics.WatchPeers(p.Routes, targets)
 	ctrl, err := NewController(hc.RestConfig, p.Routes, targets)

@@ -39,16 +39,22 @@ func (c *Controller) reconcile(ctx context.Context, cluster string) error {
 		return err
 	}
 	routes, problems := plan(proxies, cluster, c.routes.Path(cluster))
-	// An external target whose Secret the provider may not read does not
-	// route: its requests could only fail.
+	// An external target whose Secret the provider may not read, or whose
+	// addresses the target policy refuses, does not route: its requests
+	// could only fail.
 	for gv, r := range routes {
 		if r.Target.External == nil {
 			continue
 		}
-		if _, err := c.targets.Get(ctx, r); err != nil {
-			var se *errSecret
-			if errors.As(err, &se) {
-				problems[r.Proxy] = &problem{se.reason, se.msg}
+		conn, err := c.targets.Get(ctx, r)
+		var se *errSecret
+		switch {
+		case errors.As(err, &se):
+			problems[r.Proxy] = &problem{se.reason, se.msg}
+			delete(routes, gv)
+		case err == nil:
+			if p := conn.refusal(); p != nil {
+				problems[r.Proxy] = p
 				delete(routes, gv)
 			}
 		}

@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/wharfhub/wharf/providers/resourceproxy/targetpolicy"
 )
 
 // targetConn is a live connection to one target: the base URL (scheme and
@@ -29,6 +31,14 @@ type targetConn struct {
 	stop context.CancelFunc
 	// nsKnown caches namespaces known to exist on the target.
 	nsKnown syncSet
+	// policy judges every address dialled for an external target; nil for
+	// a workspace target, whose only peer is the hub URL the hub gave.
+	policy *targetpolicy.Policy
+	// refusedPeers: the last peer publication listed addresses and the
+	// policy refused all of them; onRefusal is called when it changes, so
+	// the controller re-checks the status.
+	refusedPeers atomic.Bool
+	onRefusal    func()
 }
 
 // dialError marks an error as a failed dial: nothing was sent, so the
@@ -49,9 +59,9 @@ func (e *unavailableError) Error() string { return "no usable peer: " + e.reason
 
 // newTargetConn builds the transport for cfg (the provider's credential for
 // the target). seeds are the initial peers; the dial (dial) to every peer
-// is timed by c (DialTimeout) and feeds the health state machine and
-// metrics.
-func newTargetConn(name string, cfg *rest.Config, seeds []string, c clock.WithDelayedExecution, m *Metrics, dial DialFunc) (*targetConn, error) {
+// is timed by c (DialTimeout), goes through policy when it is set, and
+// feeds the health state machine and metrics.
+func newTargetConn(name string, cfg *rest.Config, seeds []string, c clock.WithDelayedExecution, m *Metrics, dial DialFunc, policy *targetpolicy.Policy) (*targetConn, error) {
 	base, err := url.Parse(cfg.Host)
 	if err != nil {
 		return nil, fmt.Errorf("target %q: host: %w", name, err)
@@ -59,7 +69,7 @@ func newTargetConn(name string, cfg *rest.Config, seeds []string, c clock.WithDe
 	if base.Scheme != "https" {
 		return nil, fmt.Errorf("target %q: only https targets are supported", name)
 	}
-	t := &targetConn{name: name, base: base, peers: NewPeers(c, seeds), cfg: rest.CopyConfig(cfg)}
+	t := &targetConn{name: name, base: base, peers: NewPeers(c, seeds), cfg: rest.CopyConfig(cfg), policy: policy}
 	t.peers.onQuarantine = func() { m.quarantines.WithLabelValues(name).Inc() }
 	tc := rest.CopyConfig(cfg)
 	// Every peer presents the certificate of the configured server name, so
@@ -71,7 +81,7 @@ func newTargetConn(name string, cfg *rest.Config, seeds []string, c clock.WithDe
 	if err != nil {
 		return nil, fmt.Errorf("target %q: tls: %w", name, err)
 	}
-	d := &healthDialer{target: name, peers: t.peers, clock: c, metrics: m, dial: dial}
+	d := &healthDialer{target: name, peers: t.peers, clock: c, metrics: m, dial: dial, policy: policy}
 	tr := &http.Transport{
 		DialContext:         d.DialContext,
 		TLSClientConfig:     tlsCfg,
@@ -90,13 +100,18 @@ func newTargetConn(name string, cfg *rest.Config, seeds []string, c clock.WithDe
 }
 
 // healthDialer dials one peer with the 5 s timeout of the injected clock and
-// reports the outcome to the peer set.
+// reports the outcome to the peer set. With a policy, the peer's host is
+// resolved and judged first and only judged addresses are dialled: the
+// check sits here, under every request, the peer watch and the trial
+// dials, not only in validation, so a name that later resolves to
+// loopback is refused too.
 type healthDialer struct {
 	target  string
 	peers   *Peers
 	clock   clock.WithDelayedExecution
 	metrics *Metrics
 	dial    DialFunc
+	policy  *targetpolicy.Policy
 }
 
 func (d *healthDialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -105,8 +120,23 @@ func (d *healthDialer) DialContext(ctx context.Context, network, addr string) (n
 	defer cancel()
 	var timedOut atomic.Bool
 	timer := d.clock.AfterFunc(DialTimeout, func() { timedOut.Store(true); cancel() })
-	conn, err := d.dial(dctx, network, addr)
+	var conn net.Conn
+	var err error
+	if d.policy != nil {
+		conn, err = d.policy.DialContext(dctx, network, addr, targetpolicy.DialFunc(d.dial))
+	} else {
+		conn, err = d.dial(dctx, network, addr)
+	}
 	timer.Stop()
+	if targetpolicy.IsRefused(err) {
+		// Nothing was sent: the answer is the same whether the port is
+		// open or not. It counts as a failed dial, so the peer leaves the
+		// rotation like any other that cannot be used.
+		d.metrics.dialFailures.WithLabelValues(d.target, reasonError).Inc()
+		d.peers.Result(addr, err)
+		klog.V(2).InfoS("resource proxy: peer refused by the target policy", "target", d.target, "peer", addr, "reason", reasonError, "err", err.Error())
+		return nil, &dialError{host: addr, reason: reasonError, err: err}
+	}
 	d.metrics.dialDuration.WithLabelValues(d.target).Observe(d.clock.Since(start).Seconds())
 	if err == nil {
 		d.peers.Result(addr, nil)
@@ -125,6 +155,31 @@ func (d *healthDialer) DialContext(ctx context.Context, network, addr string) (n
 	d.peers.Result(addr, err)
 	klog.V(2).InfoS("resource proxy: peer dial failed", "target", d.target, "peer", addr, "reason", reason, "err", err.Error())
 	return nil, &dialError{host: addr, reason: reason, err: err}
+}
+
+// setRefusedPeers records whether the last publication's peers were all
+// refused. A dial refused later (a name that changed its answer) is not
+// recorded here: it is a 503 like any failed dial, and the verdict stays
+// the publication's, so the status does not flap with the peer watch.
+func (t *targetConn) setRefusedPeers(v bool) {
+	if t.refusedPeers.Swap(v) == v {
+		return
+	}
+	if v {
+		klog.InfoS("resource proxy: the target policy refuses every peer of the target", "target", t.name)
+	}
+	if t.onRefusal != nil {
+		t.onRefusal()
+	}
+}
+
+// refusal is the problem the policy makes of this target now, nil when
+// none: the controller reports it and stops routing.
+func (t *targetConn) refusal() *problem {
+	if t.refusedPeers.Load() {
+		return &problem{ReasonTargetAddressRefused, msgPeersRefused}
+	}
+	return nil
 }
 
 // roundTrip sends req (whose URL path and query are the target's) to the

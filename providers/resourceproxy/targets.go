@@ -15,6 +15,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/wharfhub/wharf/providers/resourceproxy/targetpolicy"
 	"github.com/wharfhub/wharf/sdk/clusters"
 )
 
@@ -30,7 +31,8 @@ type SecretReader interface {
 }
 
 // errSecret marks a kubeconfig Secret problem (forbidden, missing,
-// invalid); the message names the Secret, never its content.
+// invalid, or a server address the target policy refuses); the message
+// names the Secret at most, never its content.
 type errSecret struct{ reason, msg string }
 
 func (e *errSecret) Error() string { return e.msg }
@@ -46,6 +48,11 @@ type Targets struct {
 	// dial opens a TCP connection to one peer; net.Dialer unless a test
 	// replaced it (SetDial) before the first use.
 	dial DialFunc
+	// policy judges every address an external target's connection dials.
+	policy *targetpolicy.Policy
+	// onRefusal is told the client cluster whose target's refusal state
+	// changed (the controller requeues it); set by SetOnRefusal.
+	onRefusal func(cluster string)
 
 	mu sync.Mutex
 	// conns is keyed by "<client cluster>|<target key>".
@@ -59,9 +66,24 @@ type cachedConn struct {
 }
 
 // NewTargets returns the cache. hub may be nil when only external targets
-// are used (tests of the proxy alone).
-func NewTargets(ctx context.Context, hub *rest.Config, secrets SecretReader, c clock.WithDelayedExecution, m *Metrics) *Targets {
-	return &Targets{hub: hub, secrets: secrets, clock: c, metrics: m, ctx: ctx, dial: (&net.Dialer{}).DialContext, conns: map[string]*cachedConn{}}
+// are used (tests of the proxy alone). policy decides which addresses an
+// external target may be dialled at; it is required (targetpolicy.New
+// with an empty Config is the built-in default), so a caller whose
+// targets are on loopback says so explicitly.
+func NewTargets(ctx context.Context, hub *rest.Config, secrets SecretReader, c clock.WithDelayedExecution, m *Metrics, policy *targetpolicy.Policy) *Targets {
+	if policy == nil {
+		panic("resourceproxy.NewTargets: nil target policy")
+	}
+	return &Targets{hub: hub, secrets: secrets, clock: c, metrics: m, ctx: ctx, dial: (&net.Dialer{}).DialContext, policy: policy, conns: map[string]*cachedConn{}}
+}
+
+// SetOnRefusal registers f, called with the client cluster whenever an
+// external target's refusal by the policy starts or ends; call it before
+// the first Get.
+func (ts *Targets) SetOnRefusal(f func(cluster string)) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	ts.onRefusal = f
 }
 
 // DialFunc opens a connection to one peer ("host:port"); it must return
@@ -112,7 +134,7 @@ func (ts *Targets) workspace(key string, r *Route) (*targetConn, error) {
 	}
 	// The hub replicas are the peers; the provider knows the one URL it was
 	// given (HubConfig.HubURL), so the list is static and never stale.
-	conn, err := newTargetConn(r.Target.Name(), cfg, []string{hostPort(u)}, ts.clock, ts.metrics, ts.dialFunc())
+	conn, err := newTargetConn(r.Target.Name(), cfg, []string{hostPort(u)}, ts.clock, ts.metrics, ts.dialFunc(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +147,9 @@ func (ts *Targets) external(ctx context.Context, key string, r *Route, old *cach
 	if err != nil {
 		return nil, err
 	}
-	if old != nil && old.secretRV == rv {
+	// A connection whose peers the policy refused is rebuilt from the
+	// Secret's server, so a target that fixed its EndpointSlice recovers.
+	if old != nil && old.secretRV == rv && old.conn.refusal() == nil {
 		ts.mu.Lock()
 		old.checkedAt = ts.clock.Now()
 		ts.mu.Unlock()
@@ -143,9 +167,40 @@ func (ts *Targets) external(ctx context.Context, key string, r *Route, old *cach
 	if err != nil {
 		return nil, &errSecret{ReasonSecretInvalid, fmt.Sprintf("secret %s/%s: server url invalid", ref.Namespace, ref.Name)}
 	}
-	conn, err := newTargetConn(r.Target.Name(), cfg, []string{hostPort(u)}, ts.clock, ts.metrics, ts.dialFunc())
+	// The server is judged before anything is dialled, so a refused one
+	// is reported in the status; a name that does not resolve now is
+	// judged when dialled.
+	if _, err := ts.policy.Resolve(ctx, u.Hostname()); targetpolicy.IsRefused(err) {
+		klog.V(2).InfoS("resource proxy: target server refused by the target policy", "target", r.Target.Name(), "cluster", r.Cluster, "err", err.Error())
+		if old != nil {
+			// The Secret now names a refused server: the connection to the
+			// one it named before must not go on serving.
+			if old.conn.stop != nil {
+				old.conn.stop()
+			}
+			ts.mu.Lock()
+			if ts.conns[key] == old {
+				delete(ts.conns, key)
+			}
+			ts.mu.Unlock()
+		}
+		return nil, &errSecret{ReasonTargetAddressRefused, msgServerRefused}
+	}
+	conn, err := newTargetConn(r.Target.Name(), cfg, []string{hostPort(u)}, ts.clock, ts.metrics, ts.dialFunc(), ts.policy)
 	if err != nil {
 		return nil, err
+	}
+	if old != nil && old.conn.refusal() != nil {
+		// Rebuilt to see whether the target's peers changed: until its
+		// first publication says so, the verdict stays, so the status
+		// does not flap.
+		conn.refusedPeers.Store(true)
+	}
+	ts.mu.Lock()
+	notify, cluster := ts.onRefusal, r.Cluster
+	ts.mu.Unlock()
+	if notify != nil {
+		conn.onRefusal = func() { notify(cluster) }
 	}
 	wctx, cancel := context.WithCancel(ts.ctx)
 	conn.stop = cancel

@@ -17,6 +17,19 @@ const (
 	ReasonSecretForbidden = "SecretForbidden"
 	ReasonSecretInvalid   = "SecretInvalid"
 	ReasonAPIServiceError = "APIServiceError"
+	// ReasonTargetAddressRefused: the provider's target policy refuses the
+	// external target's server or peer addresses (targetpolicy).
+	ReasonTargetAddressRefused = "TargetAddressRefused"
+)
+
+// The messages of TargetAddressRefused. They never name the address, the
+// rule or anything learnt by dialling: a refusal happens before any dial,
+// and its status reads the same whatever listens at the address (the
+// operator's log has the detail).
+const (
+	policyHint       = "loopback, link-local (cloud metadata included), unspecified, multicast and the hub host's own addresses are never dialled unless the hub operator allows them (targetPolicy in the resource-proxy provider config)"
+	msgServerRefused = "the kubeconfig's server address is refused by the provider's target policy: " + policyHint
+	msgPeersRefused  = "every peer address in the target's default/kubernetes EndpointSlice is refused by the provider's target policy: " + policyHint
 )
 
 // problem is why a ResourceProxy is refused.

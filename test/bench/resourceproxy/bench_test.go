@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/clock"
 
 	rp "github.com/wharfhub/wharf/providers/resourceproxy"
+	"github.com/wharfhub/wharf/providers/resourceproxy/targetpolicy"
 	"github.com/wharfhub/wharf/test/kube"
 )
 
@@ -124,7 +125,7 @@ func run(b *testing.B) {
 	routes := rp.NewRoutes()
 	routes.Set(cluster, map[string]*rp.Route{"databases.example.com/v1": {Cluster: cluster, Group: gvr.Group, Version: "v1", Mode: rp.AccessOwned,
 		Resources: []string{"databases"}, Target: rp.Target{External: &rp.External{Name: "bench", SecretRef: rp.SecretRef{Namespace: "ops", Name: "kc"}}}}})
-	h := rp.NewHandler(routes, rp.NewTargets(ctx, nil, secret(kc), clock.RealClock{}, m), anyNS{}, m, clock.RealClock{})
+	h := rp.NewHandler(routes, rp.NewTargets(ctx, nil, secret(kc), clock.RealClock{}, m, loopbackPolicy(b)), anyNS{}, m, clock.RealClock{})
 	front := httptest.NewServer(h)
 	defer front.Close()
 	via, _ := dynamic.NewForConfig(&rest.Config{Host: front.URL, QPS: -1, WrapTransport: func(rt http.RoundTripper) http.RoundTripper { return asHub{rt} }})
@@ -231,4 +232,16 @@ func run(b *testing.B) {
 		return nil
 	})
 	fmt.Printf("resource-proxy bench: 503 while quarantined median %v (goal ≤ 5ms)\n", t503)
+}
+
+// loopbackPolicy is the target policy of tests whose targets listen on
+// loopback: the operator's allowCIDRs, said explicitly (the built-in
+// policy refuses loopback).
+func loopbackPolicy(t testing.TB) *targetpolicy.Policy {
+	t.Helper()
+	p, err := targetpolicy.New(context.Background(), targetpolicy.Config{AllowCIDRs: []string{"127.0.0.0/8", "::1/128"}}, targetpolicy.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -50,7 +50,7 @@ func TestPeerDialTimeout(t *testing.T) {
 	e.secrets.put("ops", "prod", b)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	targets := rp.NewTargets(ctx, nil, e.secrets, e.clock, e.metrics)
+	targets := rp.NewTargets(ctx, nil, e.secrets, e.clock, e.metrics, loopbackPolicy(t))
 	hole := &blackhole{}
 	targets.SetDial(hole.dial)
 	e.metrics.WatchPeers(e.routes, targets)

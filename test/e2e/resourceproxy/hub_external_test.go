@@ -13,7 +13,7 @@ import (
 // kubectl api-resources still works while requests answer the 503.
 func TestExternalTargetThroughHub(t *testing.T) {
 	c := startKube(t)
-	h := startHub(t)
+	h := startHub(t, loopbackTargets(t)...)
 	ws := teamA.path
 	h.mustK("", `{"apiVersion":"tenancy.wharf.dev/v1alpha1","kind":"Workspace","metadata":{"name":"acme"}}`, "apply", "-f", "-")
 	h.mustK("", "", "wait", "--for=condition=Ready", "workspace/acme", "--timeout=60s")

@@ -157,7 +157,7 @@ func promValue(text, name string, want map[string]string) float64 {
 // each workspace still lists databases only because the provider serves
 // its local fallback, while a list answers 503 with Retry-After: 1.
 func TestDiscoveryFallbackThroughHub(t *testing.T) {
-	h := startHub(t)
+	h := startHub(t, loopbackTargets(t)...)
 	h.mustK("", `{"apiVersion":"tenancy.wharf.dev/v1alpha1","kind":"Workspace","metadata":{"name":"acme"}}`, "apply", "-f", "-")
 	h.mustK("", "", "wait", "--for=condition=Ready", "workspace/acme", "--timeout=60s")
 

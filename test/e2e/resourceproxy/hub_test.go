@@ -40,7 +40,9 @@ func binPath(t *testing.T, name string) string {
 	return p
 }
 
-func startHub(t *testing.T) *hub {
+// startHub starts the hub with the resource-proxy plugin; args are added
+// to its command line (loopbackTargets for external targets on loopback).
+func startHub(t *testing.T, args ...string) *hub {
 	t.Helper()
 	dir := t.TempDir()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -50,8 +52,8 @@ func startHub(t *testing.T) *hub {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	h := &hub{t: t, url: fmt.Sprintf("https://127.0.0.1:%d", port), kubecfg: filepath.Join(dir, "admin.kubeconfig"), kubectl: kube.KubectlPath(t), log: &testutil.Buffer{}}
-	cmd := exec.Command(binPath(t, "wharf-hub"), "--shutdown-delay=0", "--data-dir", dir, "--secure-port", fmt.Sprint(port), "--bind-address", "127.0.0.1",
-		"--provider", "resource-proxy="+binPath(t, "wharf-provider-resource-proxy"))
+	cmd := exec.Command(binPath(t, "wharf-hub"), append([]string{"--shutdown-delay=0", "--data-dir", dir, "--secure-port", fmt.Sprint(port), "--bind-address", "127.0.0.1",
+		"--provider", "resource-proxy=" + binPath(t, "wharf-provider-resource-proxy")}, args...)...)
 	cmd.Stdout, cmd.Stderr = h.log, h.log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -99,6 +101,24 @@ func startHub(t *testing.T) *hub {
 		return nil
 	})
 	return h
+}
+
+// providerConfig writes the resource-proxy provider config yaml and
+// returns the hub flag handing it over.
+func providerConfig(t *testing.T, yaml string) []string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "resource-proxy.yaml")
+	if err := os.WriteFile(p, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"--provider-config", "resource-proxy=" + p}
+}
+
+// loopbackTargets is the operator's allowance for external targets on
+// loopback (the kube fixture, in-test servers), which the provider's
+// built-in target policy refuses.
+func loopbackTargets(t *testing.T) []string {
+	return providerConfig(t, "targetPolicy:\n  allowCIDRs: [\"127.0.0.0/8\", \"::1/128\"]\n")
 }
 
 // metrics reads the provider's /metrics through the backend proxy as the

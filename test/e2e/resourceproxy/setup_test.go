@@ -18,6 +18,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	rp "github.com/wharfhub/wharf/providers/resourceproxy"
+	"github.com/wharfhub/wharf/providers/resourceproxy/targetpolicy"
 	"github.com/wharfhub/wharf/test/kube"
 )
 
@@ -140,7 +141,7 @@ func startEnv(t *testing.T) *env {
 	e.secrets.put("ops", "prod", kc)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	targets := rp.NewTargets(ctx, nil, e.secrets, e.clock, e.metrics)
+	targets := rp.NewTargets(ctx, nil, e.secrets, e.clock, e.metrics, loopbackPolicy(t))
 	e.metrics.WatchPeers(e.routes, targets)
 	h := rp.NewHandler(e.routes, targets, e.ns, e.metrics, e.clock)
 	e.front = httptest.NewServer(h)
@@ -308,4 +309,16 @@ func eventually(t *testing.T, what string, f func() error) {
 func ownerSelector(cl client) string {
 	seg := cl.path[strings.LastIndex(cl.path, ":")+1:]
 	return rp.OwnerClusterLabel + "=" + cl.id + "," + rp.OwnerWorkspaceLabel + "=" + seg
+}
+
+// loopbackPolicy is the target policy of tests whose targets listen on
+// loopback: the operator's allowCIDRs, said explicitly (the built-in
+// policy refuses loopback).
+func loopbackPolicy(t testing.TB) *targetpolicy.Policy {
+	t.Helper()
+	p, err := targetpolicy.New(context.Background(), targetpolicy.Config{AllowCIDRs: []string{"127.0.0.0/8", "::1/128"}}, targetpolicy.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
