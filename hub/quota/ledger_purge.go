@@ -51,6 +51,9 @@ func (l *Ledger) purge(ctx context.Context, tenant string, ids []cluster.ID) err
 	for _, id := range ids {
 		keys = append(keys, l.clusterKey(id))
 	}
+	// Read afresh: a record cached as absent may have been written since
+	// by another replica, and must not be left behind.
+	l.forget(keys...)
 	for attempt := 0; attempt < maxCASAttempts; attempt++ {
 		cur, err := l.current(ctx, keys)
 		if err != nil {

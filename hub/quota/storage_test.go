@@ -14,6 +14,7 @@ import (
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/endpoints/request"
@@ -294,5 +295,47 @@ func TestDryRunIsChecked(t *testing.T) {
 	}
 	if now := usage(); now != was {
 		t.Fatalf("refused writes were charged: %+v, was %+v", now, was)
+	}
+}
+
+// One measure per write: the first check that needs the size (storecap's
+// estimate, WriteSize) measures, the accountant's admission step reuses
+// that measure, and the storage call charges it; it is what etcd stores.
+func TestOneMeasurePerWrite(t *testing.T) {
+	store, a, c := newCountedStore(t, Limits{})
+	ctx := requestCtx("create", true, a)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "once"}, Data: map[string]string{"k": strings.Repeat("o", 4321)}}
+	var n int64
+	chain := func(ctx context.Context, obj runtime.Object) error {
+		attrs := admission.NewAttributesRecord(obj, nil, corev1.SchemeGroupVersion.WithKind("ConfigMap"), "default", "once",
+			configMapsGVR, "", admission.Create, nil, false, &user.DefaultInfo{Name: "alice"})
+		var ok bool
+		if n, ok = WriteSize(ctx, attrs); !ok {
+			return fmt.Errorf("no measure of a counted write")
+		}
+		first := sizesFrom(ctx).last.Load()
+		if err := a.WriteAdmission().(admission.ValidationInterface).Validate(ctx, attrs, nil); err != nil {
+			return err
+		}
+		if sizesFrom(ctx).last.Load() != first {
+			return fmt.Errorf("the accountant's admission step measured the write again")
+		}
+		return nil
+	}
+	if _, err := store.Create(ctx, cm, chain, &metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ws, _, err := a.Ledger.Get(context.Background(), countedCluster, "root:acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stored := storedIn(t, c, countedCluster); ws != stored || ws.Bytes != n {
+		t.Fatalf("measured %d, charged %+v, etcd holds %+v", n, ws, stored)
+	}
+	// Not counted here (a hub-wide resource): storecap estimates itself.
+	crd := admission.NewAttributesRecord(cm, nil, corev1.SchemeGroupVersion.WithKind("ConfigMap"), "", "x",
+		schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}, "", admission.Create, nil, false, &user.DefaultInfo{Name: "alice"})
+	if _, ok := WriteSize(ctx, crd); ok {
+		t.Fatal("a measure of a resource the accountant does not count")
 	}
 }
