@@ -39,8 +39,12 @@ func (w *writeAdmission) Validate(ctx context.Context, attrs admission.Attribute
 		return nil
 	}
 	d, op := m.by.one(m.after), "create"
-	if m.before >= 0 {
-		d, op = Usage{Bytes: m.after - m.before}, "update"
+	if m.update {
+		before, err := m.by.sizer.size(attrs.GetOldObject())
+		if err != nil {
+			return nil
+		}
+		d, op = Usage{Bytes: m.after - before}, "update"
 	}
 	if !d.Grows() || !w.a.enforced(ctx, m.by.gr, op) {
 		return nil

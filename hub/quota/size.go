@@ -16,12 +16,19 @@ import (
 // the object is gone (and to what the reconciler reads from etcd while it
 // lives).
 //
-// The store (etcd3's PrepareObjectForStorage) clears resourceVersion and
-// selfLink before it encodes; an object read back, the one a delete
-// returns among them, carries its revision again. Sizing that object as
-// it is released ",\"resourceVersion\":\"NNNNN\"" more than its create
-// had charged: the -26 B per deleted object of the outside review (row
-// 22, JSON storage, five-digit revisions).
+// Two causes made usage drift (outside review row 22):
+//   - The store (etcd3's PrepareObjectForStorage) clears resourceVersion
+//     and selfLink before it encodes; an object read back, the one a
+//     delete returns among them, carries its revision again. Sizing that
+//     object as it was released ",\"resourceVersion\":\"NNNNN\"" more
+//     than its create had charged: the -26 B per deleted object (JSON
+//     storage, five-digit revisions).
+//   - The registry's delete of an object with finalizers stamps
+//     deletionTimestamp and deletionGracePeriodSeconds on the stored
+//     object it is handed and returns that same object; the update was
+//     sized after the change on both sides and charged nothing, and the
+//     delete then released the stamp too (GuaranteedUpdate now sizes the
+//     stored object before calling the update function).
 type sizer struct{ codec runtime.Codec }
 
 // size is obj's stored size. obj is changed while it is encoded and

@@ -60,7 +60,7 @@ func (s *countedStorage) Create(ctx context.Context, key string, obj, out runtim
 		return s.Interface.Create(ctx, key, obj, out, ttl)
 	}
 	var n int64
-	if m := s.take(ctx, id, obj); m != nil && m.before < 0 {
+	if m := s.take(ctx, id, obj); m != nil && !m.update {
 		n = m.after
 	} else {
 		var err error
@@ -106,6 +106,17 @@ func (s *countedStorage) GuaranteedUpdate(ctx context.Context, key string, desti
 	// topped up when that attempt grows more, and settled at the end.
 	var held, last Usage
 	counted := func(input runtime.Object, res storage.ResponseMeta) (runtime.Object, *uint64, error) {
+		// The stored object's size, taken before tryUpdate: it may change
+		// input in place and return it (the registry's delete of an
+		// object with finalizers stamps its deletion that way, which the
+		// update must be charged for).
+		var before int64
+		if res.ResourceVersion != 0 {
+			var err error
+			if before, err = s.sizer.size(input); err != nil {
+				return nil, nil, apierrors.NewInternalError(err)
+			}
+		}
 		// Admission runs inside tryUpdate, once per attempt: only what it
 		// measures in this attempt describes this attempt's object.
 		_ = s.take(ctx, id, nil)
@@ -124,15 +135,6 @@ func (s *countedStorage) GuaranteedUpdate(ctx context.Context, key string, desti
 			// Not found and ignoreNotFound: this update creates.
 			last = s.one(after)
 		} else {
-			before := int64(-1)
-			if m != nil {
-				before = m.before
-			}
-			if before < 0 {
-				if before, err = s.sizer.size(input); err != nil {
-					return nil, nil, apierrors.NewInternalError(err)
-				}
-			}
 			last = Usage{Bytes: after - before}
 		}
 		more := Usage{Objects: max(last.Objects-held.Objects, 0), Bytes: max(last.Bytes-held.Bytes, 0), Workspaces: max(last.Workspaces-held.Workspaces, 0)}

@@ -38,9 +38,11 @@ type measured struct {
 	by              *countedStorage
 	cluster         cluster.ID
 	namespace, name string
-	// after is the object's stored size; before the stored size of the
-	// object it replaces, -1 when it creates.
-	after, before int64
+	// after is the object's stored size.
+	after int64
+	// update: the object replaces a stored one (the storage call
+	// measures that one itself).
+	update bool
 }
 
 // writeSizes holds the last measure of one request.
@@ -121,13 +123,8 @@ func (a *Accountant) measure(ctx context.Context, attrs admission.Attributes) *m
 	if err != nil {
 		return nil
 	}
-	m := &measured{attrs: attrs, by: s, cluster: id, namespace: acc.GetNamespace(), name: acc.GetName(), after: after, before: -1}
-	if old := attrs.GetOldObject(); attrs.GetOperation() == admission.Update && old != nil {
-		if m.before, err = s.sizer.size(old); err != nil {
-			return nil
-		}
-	}
-	return m
+	return &measured{attrs: attrs, by: s, cluster: id, namespace: acc.GetNamespace(), name: acc.GetName(), after: after,
+		update: attrs.GetOperation() == admission.Update && attrs.GetOldObject() != nil}
 }
 
 // take returns the measure of the storage call of s on obj in cluster id,
