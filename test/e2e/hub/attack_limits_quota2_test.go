@@ -162,7 +162,7 @@ var quota2Rows = []quota2Row{
 			{"create", http.MethodPost, cms, "", bigConfigMap("big-2")},
 			{"server-side apply create", http.MethodPatch, cms + "/big-2?fieldManager=eve", applyPatch,
 				`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"big-2"},"data":{"k":"` + strings.Repeat("x", bigValue) + `"}}`},
-			{"server-side apply growing", http.MethodPatch, cms + "/grow?fieldManager=eve", applyPatch,
+			{"server-side apply growing", http.MethodPatch, cms + "/grow?fieldManager=eve&force=true", applyPatch,
 				`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"grow"},"data":{"k":"` + grown + `"}}`},
 			{"update growing", http.MethodPut, cms + "/grow", "", `{"metadata":{"name":"grow"},"data":{"k":"` + grown + `"}}`},
 			{"merge patch growing", http.MethodPatch, cms + "/grow", "application/merge-patch+json", `{"data":{"k":"` + grown + `"}}`},
