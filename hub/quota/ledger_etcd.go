@@ -124,6 +124,10 @@ func (l *Ledger) swap(ctx context.Context, keys []string, cur map[string]cached,
 // Get reads the stored usage of a cluster and its tenant, with this
 // replica's unwritten changes: what is stored, not what is reserved.
 func (l *Ledger) Get(ctx context.Context, id cluster.ID, tenant string) (ws, ten Usage, err error) {
+	// Write the tenant's unwritten changes first: while a commit is in
+	// flight, what it took from memory is in neither the records nor
+	// memory, and a read then would miss it.
+	_ = l.apply(&change{tenant: tenant, flush: true})
 	keys := []string{l.clusterKey(id), l.tenantKey(tenant)}
 	l.forget(keys...)
 	cur, err := l.current(ctx, keys)
