@@ -184,6 +184,15 @@ var quota2Rows = []quota2Row{
 		if now := e.usage(t, "eve", ws); now.Workspace.Used != was.Workspace.Used {
 			t.Fatalf("refused writes and dry runs were charged: %+v, was %+v", now.Workspace.Used, was.Workspace.Used)
 		}
+		// Child workspaces (their own create path) past the child ceiling.
+		for i := 0; i < 3; i++ {
+			e.mustReq(t, http.StatusCreated, "", "eve", http.MethodPost, "/clusters/"+ws+wsAPI, "", childWS(fmt.Sprintf("c%d", i)))
+		}
+		dryCode, dry := e.req("eve", http.MethodPost, "/clusters/"+ws+wsAPI+"?dryRun=All", "", childWS("c3"))
+		realCode, real := e.req("eve", http.MethodPost, "/clusters/"+ws+wsAPI, "", childWS("c3"))
+		if realCode != http.StatusForbidden || !strings.Contains(real, "limited: count/workspaces.tenancy.wharf.dev=3") || dryCode != realCode || dry != real {
+			t.Fatalf("a child past the ceiling: dry run %d %s\nthe real create %d %s", dryCode, dry, realCode, real)
+		}
 	}},
 }
 
