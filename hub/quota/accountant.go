@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/endpoints/request"
@@ -30,6 +30,10 @@ type Accountant struct {
 	// IsAdmin reports hub administrators (system:masters included), who
 	// are counted but never refused.
 	IsAdmin func(user.Info) bool
+
+	// stores holds each counted resource's store (Wrap), by
+	// schema.GroupResource, for admission to measure writes with.
+	stores sync.Map
 }
 
 type exemptKey struct{}
@@ -94,15 +98,33 @@ func (a *Accountant) reserve(ctx context.Context, gr schema.GroupResource, name 
 		return apierrors.NewInternalError(fmt.Errorf("resolving the quota of workspace %s: %w", id, err))
 	}
 	err = a.Ledger.apply(&change{cluster: id, tenant: tenant, delta: d, enforce: enforce, ws: ws, ten: ten})
+	if err != nil && !enforce {
+		klog.ErrorS(err, "Counting a hub write failed; the reconciler will correct it", "cluster", id, "resource", gr)
+		return nil
+	}
+	return answer(gr, name, err)
+}
+
+// check answers a dry run of a write that would change usage by d as the
+// write would be answered, recording nothing (kube's ResourceQuota
+// admission checks dry runs without charging them).
+func (a *Accountant) check(ctx context.Context, gr schema.GroupResource, name string, id cluster.ID, d Usage) error {
+	tenant, ws, ten, err := a.Resolver.Limits(ctx, id)
+	if err != nil {
+		return apierrors.NewInternalError(fmt.Errorf("resolving the quota of workspace %s: %w", id, err))
+	}
+	return answer(gr, name, a.Ledger.check(ctx, &change{cluster: id, tenant: tenant, delta: d, enforce: true, ws: ws, ten: ten}))
+}
+
+// answer is the API error of a ledger outcome: a refusal is 403 Forbidden
+// worded as kube's ResourceQuota admission words it.
+func answer(gr schema.GroupResource, name string, err error) error {
 	var ex *Exceeded
 	switch {
 	case err == nil:
 		return nil
 	case errors.As(err, &ex):
 		return apierrors.NewForbidden(gr, name, ex)
-	case !enforce:
-		klog.ErrorS(err, "Counting a hub write failed; the reconciler will correct it", "cluster", id, "resource", gr)
-		return nil
 	default:
 		return apierrors.NewInternalError(err)
 	}
@@ -123,18 +145,4 @@ func (a *Accountant) release(ctx context.Context, id cluster.ID, d Usage) {
 	if err := a.Ledger.apply(&change{cluster: id, tenant: tenant, delta: d.Neg()}); err != nil {
 		klog.ErrorS(err, "Releasing usage failed; the reconciler will correct it", "cluster", id)
 	}
-}
-
-// sizer measures objects as the store encodes them.
-type sizer struct{ codec runtime.Codec }
-
-func (s sizer) size(obj runtime.Object) (int64, error) {
-	if obj == nil {
-		return 0, nil
-	}
-	b, err := runtime.Encode(s.codec, obj)
-	if err != nil {
-		return 0, err
-	}
-	return int64(len(b)), nil
 }

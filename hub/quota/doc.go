@@ -26,11 +26,21 @@
 // renewed for grantTTL (its replica crashed) is dropped by the next
 // replica that commits.
 //
+// Writes are measured as the store writes them (size.go): the store's
+// encoding without the resourceVersion etcd does not store, with the
+// cluster annotation the hub stamps, so that an object's create, updates
+// and delete add up to nothing. Each write is measured once per request,
+// in admission, and the measure is reused by hub/storecap and by the
+// counting storage (writesize.go). Dry runs, which never reach storage,
+// are answered in admission as the real write would be, and charge
+// nothing (admission_write.go). A purged workspace's record is removed
+// and what it held taken from its tenant's in one transaction
+// (Ledger.Purge).
+//
 // Counting drifts when a write cannot be followed: events expire by their
 // etcd lease without a delete, a replica crashes between reserving and
-// writing, a purge removes keys directly. A reconciler recomputes every
-// record from the stored keys at one etcd revision and corrects the
-// records by the difference.
+// writing. A reconciler recomputes every record from the stored keys at
+// one etcd revision and corrects the records by the difference.
 //
 // # Threat model
 //
@@ -40,7 +50,8 @@
 //   - write many or large objects of any kind, or grow existing ones by
 //     update, patch, server-side apply, or the status subresource: every
 //     write path ends in the storage calls counted here, so all of them
-//     are refused at the ceiling (403 "exceeded quota", kube's wording);
+//     are refused at the ceiling (403 "exceeded quota", kube's wording),
+//     and so are their dry runs;
 //   - create child workspaces, each of which costs objects of its own:
 //     the Workspace objects count as workspaces against the parent and
 //     the tenant;

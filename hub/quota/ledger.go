@@ -296,6 +296,12 @@ func (l *Ledger) commit(ctx context.Context, tenant string, batch []*change) {
 		}
 		l.mu.Unlock()
 	}()
+	reserves := map[string]bool{}
+	for _, c := range batch {
+		if !c.flush && !c.delta.IsZero() {
+			reserves[l.clusterKey(c.cluster)] = true
+		}
+	}
 	for attempt := 0; attempt < maxCASAttempts; attempt++ {
 		cur, err := l.current(ctx, keys)
 		if err != nil {
@@ -303,11 +309,22 @@ func (l *Ledger) commit(ctx context.Context, tenant string, batch []*change) {
 			return
 		}
 		now := l.clock.Now()
+		purged := purgedOf(keys, tk, cur, reserves)
 		next := make(map[string]record, len(keys))
 		grants := make(map[string]Usage, len(keys))
 		for _, k := range keys {
+			if purged[k] {
+				continue
+			}
 			r := cur[k].rec
 			r.Usage = r.Usage.Add(snap[k].c).Sub(snap[k].f)
+			if k == tk {
+				// What a purged cluster stored left the tenant with it
+				// (Purge); its unwritten changes leave with it too.
+				for p := range purged {
+					r.Usage = r.Usage.Sub(snap[p].c).Add(snap[p].f)
+				}
+			}
 			next[k] = r
 			// The grant held in memory, as far as the record still
 			// holds it (another replica drops it once expired).
@@ -349,6 +366,9 @@ func (l *Ledger) commit(ctx context.Context, tenant string, batch []*change) {
 			}
 		}
 		for _, k := range keys {
+			if purged[k] {
+				continue
+			}
 			r := next[k]
 			lim, known := lims[k]
 			if known {
@@ -367,7 +387,7 @@ func (l *Ledger) commit(ctx context.Context, tenant string, batch []*change) {
 			}
 			next[k] = r
 		}
-		ok, err := l.swap(ctx, keys, cur, next)
+		ok, err := l.swap(ctx, keys, cur, next, purged)
 		if err != nil {
 			fail(batch, err)
 			return
@@ -376,6 +396,17 @@ func (l *Ledger) commit(ctx context.Context, tenant string, batch []*change) {
 			applied = true
 			l.mu.Lock()
 			for _, k := range keys {
+				if purged[k] {
+					// Its grant went with its record; what arrived since
+					// the snapshot goes at the next flush, the same way.
+					lo := l.loc[k]
+					if lo != nil && lo.c.IsZero() && lo.f.IsZero() {
+						delete(l.loc, k)
+					} else if lo != nil {
+						lo.g = Usage{}
+					}
+					continue
+				}
 				lo := l.localOf(k, tenant)
 				if reserving {
 					lo.g = lo.g.Add(grants[k])

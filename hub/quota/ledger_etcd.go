@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -72,14 +71,18 @@ func (l *Ledger) learn(keys []string, resps []*etcdserverpb.ResponseOp) {
 
 // swap writes next over keys if none changed since cur; on a failed
 // compare it refreshes the cache from the Else branch.
-func (l *Ledger) swap(ctx context.Context, keys []string, cur map[string]cached, next map[string]record) (bool, error) {
+func (l *Ledger) swap(ctx context.Context, keys []string, cur map[string]cached, next map[string]record, purged map[string]bool) (bool, error) {
 	cmps := make([]clientv3.Cmp, len(keys))
 	puts := make([]clientv3.Op, 0, len(keys))
 	gets := make([]clientv3.Op, len(keys))
-	skipped := map[string]bool{}
 	var firstVal []byte
 	for i, k := range keys {
 		cmps[i] = clientv3.Compare(clientv3.ModRevision(k), "=", cur[k].rev)
+		gets[i] = clientv3.OpGet(k)
+		if purged[k] {
+			// Not written back; the compare holds it absent.
+			continue
+		}
 		rec := next[k]
 		rec.Writer = l.nextWriter()
 		next[k] = rec
@@ -89,15 +92,6 @@ func (l *Ledger) swap(ctx context.Context, keys []string, cur map[string]cached,
 		}
 		if i == 0 {
 			firstVal = val
-		}
-		gets[i] = clientv3.OpGet(k)
-		// A cluster's record that is absent and would hold nothing but
-		// releases belongs to a purged workspace (its deletion removed the
-		// record; the decrements of its content deletion were flushed
-		// after): it is not written back. The compare still holds.
-		if cur[k].rev == 0 && strings.HasPrefix(k, l.clusters) && !rec.Usage.Grows() && len(rec.Grants) == 0 {
-			skipped[k] = true
-			continue
 		}
 		puts = append(puts, clientv3.OpPut(k, string(val)))
 	}
@@ -117,7 +111,7 @@ func (l *Ledger) swap(ctx context.Context, keys []string, cur map[string]cached,
 	}
 	l.mu.Lock()
 	for _, k := range keys {
-		if skipped[k] {
+		if purged[k] {
 			delete(l.known, k)
 			continue
 		}
@@ -130,6 +124,10 @@ func (l *Ledger) swap(ctx context.Context, keys []string, cur map[string]cached,
 // Get reads the stored usage of a cluster and its tenant, with this
 // replica's unwritten changes: what is stored, not what is reserved.
 func (l *Ledger) Get(ctx context.Context, id cluster.ID, tenant string) (ws, ten Usage, err error) {
+	// Write the tenant's unwritten changes first: while a commit is in
+	// flight, what it took from memory is in neither the records nor
+	// memory, and a read then would miss it.
+	_ = l.apply(&change{tenant: tenant, flush: true})
 	keys := []string{l.clusterKey(id), l.tenantKey(tenant)}
 	l.forget(keys...)
 	cur, err := l.current(ctx, keys)

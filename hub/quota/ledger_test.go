@@ -162,3 +162,75 @@ func TestReconcilerCorrectsDrift(t *testing.T) {
 		}
 	}
 }
+
+// Outside review row 23: a purged workspace's usage stayed in its
+// tenant's record until the reconciler ran. Purge takes it at once, and
+// stays exact with changes of the purged cluster that other replicas
+// (and this one) had not written yet, and with a cluster record written
+// again after a purge (a late write).
+func TestPurgeTakesUsageFromTenant(t *testing.T) {
+	ctx := context.Background()
+	c := startEtcd(t)
+	one, two := NewLedger(etcd.NewWriter(c), "/registry"), NewLedger(etcd.NewWriter(c), "/registry")
+	const tenant = "root:users:t"
+	gone, child, kept := cluster.ID("gggggggggggggggg"), cluster.ID("hhhhhhhhhhhhhhhh"), cluster.ID("kkkkkkkkkkkkkkkk")
+	lim := Limits{Objects: 1000, Bytes: 1 << 30}
+	charge := func(l *Ledger, id cluster.ID, d Usage) {
+		t.Helper()
+		if err := l.apply(&change{cluster: id, tenant: tenant, delta: d, enforce: true, ws: lim, ten: lim}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	charge(one, gone, Usage{Objects: 5, Bytes: 500})
+	charge(two, gone, Usage{Objects: 2, Bytes: 200})
+	charge(one, child, Usage{Objects: 1, Bytes: 10, Workspaces: 1})
+	charge(one, kept, Usage{Objects: 3, Bytes: 300})
+	one.Flush()
+	two.Flush()
+	// Unwritten when the purge comes: growth admitted from a grant and
+	// releases (its content being deleted), on both replicas.
+	charge(two, gone, Usage{Objects: 1, Bytes: 100})
+	charge(two, gone, Usage{Objects: -2, Bytes: -200})
+	charge(one, gone, Usage{Objects: -1, Bytes: -100})
+	charge(one, child, Usage{Objects: -1, Bytes: -10, Workspaces: -1})
+	if err := one.Purge(ctx, map[cluster.ID]string{gone: tenant, child: tenant}); err != nil {
+		t.Fatal(err)
+	}
+	// Read by the purging replica: what it held of the purged clusters
+	// went with them.
+	if _, ten, err := one.Get(ctx, kept, tenant); err != nil || ten != (Usage{Objects: 3, Bytes: 300}) {
+		t.Fatalf("tenant right after the purge: %+v %v", ten, err)
+	}
+	// Read by the other replica, which held unwritten +1/-2 of the gone
+	// cluster: it writes them first, and finds the cluster purged.
+	_, ten, err := two.Get(ctx, kept, tenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Usage{Objects: 3, Bytes: 300}); ten != want {
+		t.Fatalf("tenant right after the purge, as the other replica sees it: %+v, want %+v", ten, want)
+	}
+	one.Flush()
+	two.Flush()
+	kws, ten, err := one.Get(ctx, kept, tenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ten != kws || kws != (Usage{Objects: 3, Bytes: 300}) {
+		t.Fatalf("after both replicas wrote: tenant %+v, its one remaining workspace %+v", ten, kws)
+	}
+	for _, id := range []cluster.ID{gone, child} {
+		if resp, err := c.Get(ctx, one.clusterKey(id)); err != nil || len(resp.Kvs) != 0 {
+			t.Fatalf("record of purged %s: %v %v", id, resp, err)
+		}
+	}
+	// A late write recreates the record; the next purge takes it too.
+	charge(two, gone, Usage{Objects: 1, Bytes: 50})
+	two.Flush()
+	if err := one.Purge(ctx, map[cluster.ID]string{gone: tenant}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ten, _ = two.Get(ctx, kept, tenant); ten != (Usage{Objects: 3, Bytes: 300}) {
+		t.Fatalf("after a late write and a second purge: tenant %+v", ten)
+	}
+}

@@ -20,8 +20,21 @@ func (a *Accountant) Wrap(s storage.Interface, config *storagebackend.ConfigForR
 	if a == nil {
 		return s
 	}
-	return &countedStorage{Interface: s, a: a, gr: config.GroupResource, sizer: sizer{codec: config.Codec},
+	c := &countedStorage{Interface: s, a: a, gr: config.GroupResource, sizer: sizer{codec: config.Codec},
 		workspaces: config.GroupResource == workspacesResource}
+	// Admission measures writes of gr with this store's codec (the last
+	// one built: a custom resource's store is rebuilt when its CRD
+	// changes, and one is built per served version).
+	a.stores.Store(config.GroupResource, c)
+	return c
+}
+
+// storeOf is the counting store of gr, nil for resources not counted
+// (hub-wide ones, requests that store nothing).
+func (a *Accountant) storeOf(gr schema.GroupResource) *countedStorage {
+	s, _ := a.stores.Load(gr)
+	c, _ := s.(*countedStorage)
+	return c
 }
 
 type countedStorage struct {
@@ -46,9 +59,14 @@ func (s *countedStorage) Create(ctx context.Context, key string, obj, out runtim
 	if !ok {
 		return s.Interface.Create(ctx, key, obj, out, ttl)
 	}
-	n, err := s.sizer.size(obj)
-	if err != nil {
-		return apierrors.NewInternalError(err)
+	var n int64
+	if m := s.take(ctx, id, obj); m != nil && !m.update {
+		n = m.after
+	} else {
+		var err error
+		if n, err = s.sizer.size(obj); err != nil {
+			return apierrors.NewInternalError(err)
+		}
 	}
 	d := s.one(n)
 	if err := s.a.reserve(ctx, s.gr, path.Base(key), id, d, s.a.enforced(ctx, s.gr, "create")); err != nil {
@@ -67,7 +85,8 @@ func (s *countedStorage) Delete(ctx context.Context, key string, out runtime.Obj
 	if err := s.Interface.Delete(ctx, key, out, preconditions, validateDeletion, cachedExistingObject, opts); err != nil || !ok {
 		return err
 	}
-	// out holds the object as it was deleted.
+	// out holds the object as it was deleted, with the revision of its
+	// deletion, which the store never wrote (size leaves it out).
 	if n, err := s.sizer.size(out); err == nil {
 		s.a.release(ctx, id, s.one(n))
 	}
@@ -87,22 +106,35 @@ func (s *countedStorage) GuaranteedUpdate(ctx context.Context, key string, desti
 	// topped up when that attempt grows more, and settled at the end.
 	var held, last Usage
 	counted := func(input runtime.Object, res storage.ResponseMeta) (runtime.Object, *uint64, error) {
+		// The stored object's size, taken before tryUpdate: it may change
+		// input in place and return it (the registry's delete of an
+		// object with finalizers stamps its deletion that way, which the
+		// update must be charged for).
+		var before int64
+		if res.ResourceVersion != 0 {
+			var err error
+			if before, err = s.sizer.size(input); err != nil {
+				return nil, nil, apierrors.NewInternalError(err)
+			}
+		}
+		// Admission runs inside tryUpdate, once per attempt: only what it
+		// measures in this attempt describes this attempt's object.
+		_ = s.take(ctx, id, nil)
 		out, ttl, err := tryUpdate(input, res)
+		m := s.take(ctx, id, out)
 		if err != nil || out == nil {
 			return out, ttl, err
 		}
-		after, err := s.sizer.size(out)
-		if err != nil {
+		var after int64
+		if m != nil {
+			after = m.after
+		} else if after, err = s.sizer.size(out); err != nil {
 			return nil, nil, apierrors.NewInternalError(err)
 		}
 		if res.ResourceVersion == 0 {
 			// Not found and ignoreNotFound: this update creates.
 			last = s.one(after)
 		} else {
-			before, err := s.sizer.size(input)
-			if err != nil {
-				return nil, nil, apierrors.NewInternalError(err)
-			}
 			last = Usage{Bytes: after - before}
 		}
 		more := Usage{Objects: max(last.Objects-held.Objects, 0), Bytes: max(last.Bytes-held.Bytes, 0), Workspaces: max(last.Workspaces-held.Workspaces, 0)}

@@ -1,6 +1,7 @@
 package quota
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -37,10 +38,15 @@ type Scope struct {
 }
 
 // WithUsage serves UsagePath in front of delegate; wrap it inside the
-// chain's authorization and workspace resolution.
+// chain's authorization and workspace resolution. It also gives every
+// write request the place where its write is measured once
+// (writesize.go).
 func (a *Accountant) WithUsage(delegate http.Handler, s runtime.NegotiatedSerializer, authz authorizer.Authorizer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != UsagePath {
+			if isWrite(r.Method) {
+				r = r.WithContext(context.WithValue(r.Context(), writeSizesKey{}, &writeSizes{a: a}))
+			}
 			delegate.ServeHTTP(w, r)
 			return
 		}

@@ -224,7 +224,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	// APIService writes: who may make one route where (hub/aggregation).
 	gc.AdmissionControl = admission.NewChainHandler(extra.NamespaceLifecycle, wstorage.NewDryRunStamp(globalResources()),
 		aggregation.NewAdmission(extra.Catalog.Enabled), extra.Quota.admission, extra.Quota.events,
-		o.storeAdmission(extra.Store), extra.ResourceQuota)
+		o.storeAdmission(extra.Store), extra.ResourceQuota, extra.Quota.accountant.WriteAdmission())
 
 	if err := o.SecureServing.ApplyTo(&gc.SecureServing, &gc.LoopbackClientConfig); err != nil {
 		return nil, err
@@ -321,7 +321,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		apiHandler = withWhoAmI(apiHandler, &extra, c.Authorization.Authorizer)
 		// GET /clusters/<ws>/api/usage: stored usage against the
 		// ceilings, for whoever may get that path and list resourcequotas
-		// there (hub/quota).
+		// there; and each write's one measure (hub/quota).
 		apiHandler = extra.Quota.accountant.WithUsage(apiHandler, c.Serializer, c.Authorization.Authorizer)
 		// A workspace's APIServices route their group versions to
 		// providers, after authentication, impersonation, authorization

@@ -8,6 +8,7 @@ import (
 	"k8s.io/utils/clock"
 
 	tenancyv1alpha1 "github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1"
+	"github.com/wharfhub/wharf/hub/cluster"
 	wetcd "github.com/wharfhub/wharf/hub/etcd"
 	"github.com/wharfhub/wharf/hub/quota"
 	wstorage "github.com/wharfhub/wharf/hub/storage"
@@ -36,6 +37,16 @@ func newStorageQuota(o *quota.Options, x *ExtraConfig) *storageQuota {
 		admission:  quota.NewAdmission(nil),
 		events:     quota.NewEventRate(o, ceilings, nil, clock.RealClock{}),
 	}
+}
+
+// purgeUsage removes purged clusters' usage records, taking what they
+// recorded from their tenants' (the workspace controller's purge).
+func (q *storageQuota) purgeUsage(ctx context.Context, clusters map[cluster.ID]cluster.Path) error {
+	tenants := make(map[cluster.ID]string, len(clusters))
+	for id, p := range clusters {
+		tenants[id] = quota.TenantOf(p)
+	}
+	return q.accountant.Ledger.Purge(ctx, tenants)
 }
 
 func (q *storageQuota) setAdmins(a admins) {

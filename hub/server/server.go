@@ -198,6 +198,8 @@ func (c CompletedConfig) New(ctx context.Context) (*Hub, error) {
 		return nil, err
 	}
 	wsController.Events = x.Events.Recorder("workspace-controller")
+	// A purged workspace's usage leaves its tenant's record with it.
+	wsController.PurgeUsage = x.Quota.purgeUsage
 	// Content goes through the API (finalizers, controllers) before the
 	// purge; the loopback identity is a hub administrator.
 	wsController.DeleteContentFirst(workspaces.NewAPIContent(s.LoopbackClientConfig), x.WorkspaceDeletionGracePeriod)

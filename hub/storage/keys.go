@@ -66,25 +66,39 @@ func clusterOf(obj runtime.Object) (cluster.ID, error) {
 // setCluster stamps the cluster annotation, overwriting any client value,
 // and drops the quarantine marker, which only the read guard may set.
 func setCluster(obj runtime.Object, id cluster.ID) error {
+	a, changed, err := StampedAnnotations(obj, id)
+	if err != nil || !changed {
+		return err
+	}
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return err
 	}
+	m.SetAnnotations(a)
+	return nil
+}
+
+// StampedAnnotations returns obj's annotations as every write into
+// cluster id stores them (setCluster), and whether they differ from obj's.
+// obj is not changed: hub/quota measures a write before the decorator
+// stamps it.
+func StampedAnnotations(obj runtime.Object, id cluster.ID) (map[string]string, bool, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, false, err
+	}
 	a := m.GetAnnotations()
 	_, marked := a[QuarantineAnnotation]
 	_, reasoned := a[quarantineReasonAnnotation]
-	if marked || reasoned {
-		delete(a, QuarantineAnnotation)
-		delete(a, quarantineReasonAnnotation)
-		m.SetAnnotations(a)
+	if !marked && !reasoned && a[ClusterAnnotation] == string(id) {
+		return a, false, nil
 	}
-	if a[ClusterAnnotation] == string(id) {
-		return nil
+	out := make(map[string]string, len(a)+1)
+	for k, v := range a {
+		if k != QuarantineAnnotation && k != quarantineReasonAnnotation {
+			out[k] = v
+		}
 	}
-	if a == nil {
-		a = make(map[string]string, 1)
-	}
-	a[ClusterAnnotation] = string(id)
-	m.SetAnnotations(a)
-	return nil
+	out[ClusterAnnotation] = string(id)
+	return out, true, nil
 }

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authentication/user"
+
+	"github.com/wharfhub/wharf/hub/quota"
 )
 
 // Message is the reason every refused write is given (see the package
@@ -43,7 +45,7 @@ func NewAdmission(m *Monitor, isAdmin func(user.Info) bool) *Admission {
 var notStored = map[string]bool{"authorization.k8s.io": true, "authentication.k8s.io": true}
 
 // Validate implements admission.ValidationInterface.
-func (a *Admission) Validate(_ context.Context, attrs admission.Attributes, _ admission.ObjectInterfaces) error {
+func (a *Admission) Validate(ctx context.Context, attrs admission.Attributes, _ admission.ObjectInterfaces) error {
 	if a.m == nil || a.exempt(attrs.GetUserInfo()) || !stored(attrs.GetResource(), attrs.GetSubresource()) {
 		return nil
 	}
@@ -53,7 +55,7 @@ func (a *Admission) Validate(_ context.Context, attrs admission.Attributes, _ ad
 	}
 	var size int64
 	if a.m.careful() {
-		size = estimate(attrs)
+		size = estimate(ctx, attrs)
 	}
 	if a.m.admit(size, !attrs.IsDryRun()) {
 		return nil
@@ -89,9 +91,15 @@ func beingDeleted(attrs admission.Attributes) bool {
 	return err == nil && m.GetDeletionTimestamp() != nil
 }
 
-// estimate is the object's JSON size, about what etcd stores for it (a
-// little more than protobuf, a little less than a revision's overhead).
-func estimate(attrs admission.Attributes) int64 {
+// estimate is what etcd will store for the object: the measure hub/quota
+// takes of every counted write, once per request (and reuses to charge
+// it); else, for resources it does not count, the object's JSON size
+// (a little more than protobuf, a little less than a revision's
+// overhead).
+func estimate(ctx context.Context, attrs admission.Attributes) int64 {
+	if n, ok := quota.WriteSize(ctx, attrs); ok {
+		return max(n, 1)
+	}
 	obj := attrs.GetObject()
 	if obj == nil {
 		return 1

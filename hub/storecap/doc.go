@@ -44,7 +44,10 @@
 //   - Between two polls she could write past the mark. Near it (above
 //     half of the mark) the plugin therefore adds the size of every
 //     write it lets through to the last measured size, so a replica lets
-//     through at most one request past the mark between polls.
+//     through at most one request past the mark between polls. The size
+//     is hub/quota's measure of the write (what etcd will store, taken
+//     once per request and reused to charge it), or the object's JSON
+//     size for resources hub/quota does not count.
 //   - Deletes are never refused, nor updates of an object that is being
 //     deleted (they remove finalizers, which a deletion needs). Requests
 //     that persist nothing (access and token reviews) are not writes.

@@ -61,6 +61,11 @@ type Controller struct {
 	// Events, when set, records into the parent workspace (where the
 	// Workspace object lives) that a deletion finished.
 	Events *events.Recorder
+	// PurgeUsage, when set, removes the usage records of purged clusters
+	// (hub/quota), taking what they recorded from their tenants' records
+	// at once; unset, the records' keys are purged with the rest and the
+	// tenants' records wait for the quota reconciler.
+	PurgeUsage func(context.Context, map[cluster.ID]cluster.Path) error
 }
 
 // NewController wires a deletion controller over the Workspace storage.
@@ -239,6 +244,9 @@ func (c *Controller) purge(ctx context.Context, id cluster.ID, path cluster.Path
 			// a fixed length, so the prefix is that one key): a deleted
 			// workspace leaves no key behind.
 			usage := group == "wharf.dev" && resource == "usage"
+			if usage && c.PurgeUsage != nil {
+				return nil // below
+			}
 			out := make([]string, 0, len(ids))
 			for id := range ids {
 				if usage {
@@ -251,6 +259,13 @@ func (c *Controller) purge(ctx context.Context, id cluster.ID, path cluster.Path
 		})
 		if err != nil {
 			return err
+		}
+		if c.PurgeUsage != nil {
+			// After the keys: what a late write recorded before its key
+			// went is taken with the record.
+			if err := c.PurgeUsage(ctx, all); err != nil {
+				return err
+			}
 		}
 		klog.FromContext(ctx).V(2).Info("Purged workspace keys", "path", path, "pass", pass, "keys", n)
 		if pass == 0 {
