@@ -7,7 +7,7 @@ import "container/list"
 // (upstream's Complete and setConfiguration) cost about 2% of the hub's
 // CPU when every request of a tenant with nothing else in flight built
 // one and dropped it at its end (issue 24: limits must cost under 5% when
-// nobody misbehaves). An idle queue set is a few hundred bytes; the cap
+// nobody misbehaves). An idle queue set is small (one empty queue); the cap
 // keeps memory bounded however many tenants there are (a person can make
 // only one home, but many people can each send a request): in flight
 // plus this many.
