@@ -297,7 +297,10 @@ func TestControllerWatches(t *testing.T) {
 func waitSettled(c *Controller) {
 	for {
 		c.mu.Lock()
-		n := len(c.tenants)
+		n := 0
+		for _, tq := range c.tenants {
+			n += tq.refs // idle queue sets kept for reuse hold nothing
+		}
 		c.mu.Unlock()
 		if n == 0 {
 			return

@@ -1,6 +1,7 @@
 package fairness
 
 import (
+	"container/list"
 	"context"
 	"hash/fnv"
 	"net/http"
@@ -53,6 +54,7 @@ type Controller struct {
 
 	mu      sync.Mutex
 	tenants map[tenantKind]*tenantQueue
+	idle    idleQueues // those of tenants with nothing in flight (idle.go)
 }
 
 type tenantKind struct {
@@ -63,6 +65,8 @@ type tenantKind struct {
 type tenantQueue struct {
 	qs   fq.QueueSet
 	refs int
+	key  tenantKind
+	idle *list.Element // in Controller.idle while refs is 0
 }
 
 var _ utilflowcontrol.Interface = (*Controller)(nil)
@@ -261,19 +265,21 @@ func (c *Controller) acquire(tenant string, k Kind) (*tenantQueue, error) {
 		tq = &tenantQueue{qs: qs}
 		c.tenants[key] = tq
 	}
+	c.idle.take(tq)
 	tq.refs++
 	return tq, nil
 }
 
-// release forgets a tenant's queue set once no request of it is queued or
-// running, so memory is bounded by the requests in flight.
+// release keeps a tenant's queue set for reuse once no request of it is
+// queued or running, among a bounded number of idle ones (idle.go), so
+// memory is bounded by the requests in flight plus that bound.
 func (c *Controller) release(tenant string, k Kind) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	key := tenantKind{tenant, k}
 	if tq := c.tenants[key]; tq != nil {
 		if tq.refs--; tq.refs <= 0 {
-			delete(c.tenants, key)
+			c.idle.add(key, tq, c.tenants)
 		}
 	}
 }
