@@ -190,14 +190,18 @@ func (x *Index) Cached(raw string) (Info, bool) {
 
 // Resolve turns a /clusters/<raw> segment, a path or an id, into the
 // workspace's Info, reading etcd when memory misses. A segment etcd named
-// no workspace for within MissTTL is answered ErrNotFound from memory, and
-// concurrent misses share one read (misses.go): resolving a missing
-// workspace must cost what resolving an existing one does.
+// no workspace for is answered ErrNotFound from memory, checked again in
+// the background once the answer is older than MissTTL, and concurrent
+// first misses share one read (misses.go): resolving a missing workspace
+// must cost what resolving an existing one does.
 func (x *Index) Resolve(ctx context.Context, raw string) (Info, error) {
 	if info, ok := x.Cached(raw); ok {
 		return info, nil
 	}
-	if x.misses.recent(raw) {
+	if hit, refresh := x.misses.lookup(raw); hit {
+		if refresh {
+			x.misses.refresh(raw, x.resolveStored)
+		}
 		return Info{}, ErrNotFound
 	}
 	return x.misses.resolve(ctx, raw, x.resolveStored)

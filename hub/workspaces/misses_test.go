@@ -28,8 +28,9 @@ func (c *countingKV) Get(ctx context.Context, key string, opts ...clientv3.OpOpt
 // workspace that does not exist must cost what resolving one that exists
 // does, so that requests to either hold their seats alike. An existing
 // workspace is found in memory; a missing one once cost a quorum read per
-// authorizer step and request. Now concurrent misses share one read and a
-// miss is answered from memory for MissTTL (on an injected clock).
+// authorizer step and request. Now concurrent first misses share one
+// read, and a miss is answered from memory, checked again in the
+// background past MissTTL (on an injected clock).
 func TestIndexRemembersMisses(t *testing.T) {
 	server := testserver.RunEtcd(t, nil)
 	kv := &countingKV{KV: server.Client.KV}
@@ -78,9 +79,20 @@ func TestIndexRemembersMisses(t *testing.T) {
 	if n := flood("root:users:nobody", ErrNotFound); n != 0 {
 		t.Errorf("missing workspace within MissTTL: %d etcd reads, want 0", n)
 	}
+	// Older than MissTTL: still answered from memory, and checked again
+	// by one read in the background.
 	clk.Step(time.Millisecond)
-	if n := flood("root:users:nobody", ErrNotFound); n != 1 {
-		t.Errorf("missing workspace after MissTTL: %d etcd reads, want 1", n)
+	before := kv.gets.Load()
+	flood("root:users:nobody", ErrNotFound)
+	// Untimed: poll until the background read has renewed the miss.
+	for !x.misses.fresh("root:users:nobody") {
+		time.Sleep(time.Millisecond)
+	}
+	if n := kv.gets.Load() - before; n != 1 {
+		t.Errorf("checking a miss again: %d etcd reads, want 1", n)
+	}
+	if n := flood("root:users:nobody", ErrNotFound); n != 0 {
+		t.Errorf("after the background read: %d etcd reads, want 0", n)
 	}
 
 	// Created through this replica: found at once, whatever was missed.
@@ -91,8 +103,9 @@ func TestIndexRemembersMisses(t *testing.T) {
 	if info, err := x.Resolve(ctx, "root:users:nobody"); err != nil || info.ID != id {
 		t.Fatalf("after Allocate: %+v, %v; want %s", info, err, id)
 	}
-	// Created through another replica whose write this one has not seen:
-	// the remembered miss holds for at most MissTTL, then etcd is read.
+	// Created through another replica whose write this one has not seen
+	// (no watch runs here): the remembered miss holds until its check in
+	// the background finds the workspace, then etcd is read.
 	if _, err := x.Resolve(ctx, "root:users:later"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("before creation: %v", err)
 	}
@@ -105,7 +118,31 @@ func TestIndexRemembersMisses(t *testing.T) {
 		t.Fatalf("within MissTTL of the miss: %v, want the remembered miss", err)
 	}
 	clk.Step(MissTTL)
-	if info, err := x.Resolve(ctx, "root:users:later"); err != nil || info.ID != later {
-		t.Fatalf("after MissTTL: %+v, %v; want %s", info, err, later)
+	if _, err := x.Resolve(ctx, "root:users:later"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("past MissTTL: %v, want the remembered miss while it is checked", err)
+	}
+	// Untimed: poll until the background check has dropped the miss.
+	for {
+		if info, err := x.Resolve(ctx, "root:users:later"); err == nil {
+			if info.ID != later {
+				t.Fatalf("found %s, want %s", info.ID, later)
+			}
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// A miss whose checks keep failing is no longer believed after
+	// MissStale: the caller reads.
+	if _, err := x.Resolve(ctx, "root:users:gone"); !errors.Is(err, ErrNotFound) {
+		t.Fatal(err)
+	}
+	x.misses.mu.Lock()
+	v, _ := x.misses.entries.Get("root:users:gone")
+	v.(*missEntry).refreshing = true // as if a check were stuck
+	x.misses.mu.Unlock()
+	clk.Step(MissStale)
+	before = kv.gets.Load()
+	if _, err := x.Resolve(ctx, "root:users:gone"); !errors.Is(err, ErrNotFound) || kv.gets.Load() == before {
+		t.Fatalf("past MissStale: %v after %d reads, want a read", err, kv.gets.Load()-before)
 	}
 }
