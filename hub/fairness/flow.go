@@ -181,6 +181,9 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 	if kind == ReadOnly && c.estimator != nil {
 		width.InitialSeats = c.estimator.Seats(ctx, info, st.rawQuery, c.tenantSeats(kind), c.maxSeats(kind))
 	}
+	if c.keyer.Prepare != nil {
+		c.keyer.Prepare(ctx)
+	}
 	if tenant == Unconfined && ctx.Err() != nil {
 		// Its workspace could not be read in time: refused, rather than
 		// charged to the tenant of the denied.
