@@ -4,10 +4,12 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 
 	"k8s.io/apiserver/pkg/authentication/user"
 	apirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/util/flowcontrol/fairqueuing/eventclock"
 
 	"github.com/wharfhub/wharf/hub/cluster"
 )
@@ -61,5 +63,75 @@ func TestSameChargeWhetherHiddenOrMissing(t *testing.T) {
 	h.ServeHTTP(httptest.NewRecorder(), r.WithContext(apirequest.WithRequestInfo(as(sa("aaaaaaaaaaaaaaaa"), hidden), list)))
 	if got := e.Seats(as(sa("bbbbbbbbbbbbbbbb"), hidden), list, "", share, most); got != share {
 		t.Errorf("another workspace's service account of the same name: %d seats, want %d", got, share)
+	}
+}
+
+// TestPrepareHoldsNoSeat: Keyer.Prepare (the hub resolves the request's
+// workspace there, reading etcd for one not in memory) runs before the
+// request takes seats, for counted requests only: while one request of
+// bob's is being prepared, another of his, with his share of one seat,
+// is let in.
+func TestPrepareHoldsNoSeat(t *testing.T) {
+	bob := &user.DefaultInfo{Name: "bob"}
+	prepared := make(chan string, 4)
+	block := make(chan struct{})
+	keyer := testKeyer()
+	first := true
+	var mu sync.Mutex
+	keyer.Prepare = func(ctx context.Context) {
+		u, _ := apirequest.UserFrom(ctx)
+		prepared <- u.GetName()
+		mu.Lock()
+		wait := first
+		first = false
+		mu.Unlock()
+		if wait {
+			<-block
+		}
+	}
+	c, err := NewController(ControllerConfig{
+		Keyer: keyer, Limits: Limits{ReadOnly: 4, Mutating: 4, TenantReadOnly: 1, TenantMutating: 1},
+		QueueLength: 0, HubQueues: 8, Clock: eventclock.Real{},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := held{entered: make(chan struct{}), release: make(chan struct{})}
+	limited := chain(t, c, h)
+	serve := func(u user.Info) chan int {
+		answered := make(chan int, 1)
+		r := testReq{u: u, verb: "create"}.request()
+		go func() {
+			w := httptest.NewRecorder()
+			limited.ServeHTTP(w, r)
+			answered <- w.Code
+		}()
+		return answered
+	}
+	a := serve(bob)
+	if got := <-prepared; got != "bob" {
+		t.Fatalf("prepared %s", got)
+	}
+	b := serve(bob)
+	<-prepared
+	<-h.entered // the second is let in while the first is being prepared
+	close(block)
+	if code := <-a; code != http.StatusTooManyRequests {
+		t.Fatalf("the first, once prepared, found bob's one seat taken: %d, want 429", code)
+	}
+	close(h.release)
+	if code := <-b; code != http.StatusCreated {
+		t.Fatalf("second: %d", code)
+	}
+	// Administrators are not counted, and not prepared.
+	admin := serve(&user.DefaultInfo{Name: "hubadmin"})
+	<-h.entered
+	if code := <-admin; code != http.StatusCreated {
+		t.Fatalf("admin: %d", code)
+	}
+	select {
+	case who := <-prepared:
+		t.Fatalf("%s prepared", who)
+	default:
 	}
 }
