@@ -76,15 +76,30 @@
 //     no bypass for a guesser here. The known set is no authentication
 //     cache: a remembered credential is still fully verified, so
 //     revocation stays immediate.
-//   - Unguessable credentials are always evaluated, over budget or not:
-//     JWTs (service-account and OIDC tokens, whose signatures a guesser
-//     cannot make) and the sealed session cookie. Refusing them would
-//     protect nothing and lock out everybody sharing the address with a
-//     fresh token or a first login (attack review B9); their failures
-//     still charge the address, so the flood still throttles guesses of
-//     opaque tokens. What an attacker can deny neighbours is bounded to
-//     opaque tokens never used from that address, for as long as the
-//     attacker keeps failing.
+//   - Unguessable credentials (JWTs: service-account and OIDC tokens;
+//     the sealed session cookie) cannot be guessed, but evaluating a
+//     forged one still costs a signature check and a failed
+//     authentication: a flood of JWT-shaped tokens, once always
+//     evaluated, cost the victim 45 times its latency (outside attack
+//     review, row 34). Over budget they too are refused unevaluated,
+//     unless known good: one that authenticated from any address (where
+//     it worked does not matter, nobody guessed it), one the hub minted
+//     (TokenRequest), or a session cookie whose seal is the hub's (an
+//     AEAD open, no store read: a first login or a refresh behind the
+//     address keeps working). A known one that fails is forgotten, and a
+//     failed cookie is remembered as bad, so a credential that once
+//     worked cannot carry a flood (sealed.go). What a flooder denies
+//     neighbours behind her address, for as long as she keeps failing:
+//     opaque tokens never used from there, and ID tokens that never
+//     worked anywhere yet (a fresh OIDC token); attack review B9's fresh
+//     service-account token and first browser login keep working.
+//   - In total: failures also charge one hub-wide bucket
+//     (--authn-failure-rate-limit-total, --authn-failure-rate-burst-total;
+//     100/s, 2000 by default, 0 for none). Over it, every address is
+//     treated as over budget, so a flood spread over many addresses
+//     costs at most that many evaluations a second. Known-good
+//     credentials, the hub's own tokens and the generated admin token
+//     always pass.
 //   - The hub's own loopback token and the generated admin token are known
 //     good from every address from the start, so a flood from a shared
 //     address cannot lock the hub, or its administrator after a restart,
@@ -92,11 +107,13 @@
 //   - A credential is the first Authorization value (what the bearer token
 //     authenticator evaluates), so varying further values neither makes a
 //     new guess nor a new known-good entry, and unguessable credentials are
-//     never remembered: nobody can flush the known-good set with one token.
+//     remembered in a set of their own, never per address: nobody can
+//     flush the set of opaque tokens known per address with JWTs.
 //   - Bounds: buckets and known credentials live in LRUs of 10,000
 //     entries each; an attacker with more addresses than that (an IPv6
-//     prefix, say) gets fresh buckets. Per-address throttling cannot stop
-//     a distributed guesser; long random tokens are the defence there.
+//     prefix, say) gets fresh buckets, but not a fresh hub-wide bucket.
+//     Per-address throttling cannot stop a distributed guesser; long
+//     random tokens are the defence there.
 //
 // Not covered here: revocation of OIDC tokens before expiry (the IdP's
 // token lifetime bounds it). A token naming an unknown key id makes

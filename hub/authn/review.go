@@ -32,8 +32,10 @@ func clientAddressFrom(ctx context.Context) string {
 
 // Admit refuses (429, as WithThrottle) to evaluate a guessable token for
 // a reviewer whose address is over its failure budget, unless that token
-// authenticated from there before. Signed tokens (JWTs) pass, as in
-// WithThrottle: guessing one is hopeless.
+// authenticated from there before. Signed tokens (JWTs) pass: guessing
+// one is hopeless, and the review itself is an authenticated request,
+// bounded by its reviewer's tenant share (hub/fairness), unlike the
+// unauthenticated floods WithThrottle bounds.
 func (t *Throttle) Admit(ctx context.Context, token string) error {
 	if isJWT(token) {
 		return nil

@@ -28,25 +28,37 @@ type ThrottleOptions struct {
 	// address earns back; FailureBurst how many it may fail in a row.
 	FailureRate  float64
 	FailureBurst int
+	// FailureRateTotal and FailureBurstTotal are the same budget for the
+	// whole hub, whatever the address; 0 leaves it unbounded.
+	FailureRateTotal  float64
+	FailureBurstTotal int
 }
 
-// NewThrottleOptions returns the defaults: those of the login endpoints.
+// NewThrottleOptions returns the defaults: those of the login endpoints
+// per address, and a hundred times that for the hub.
 func NewThrottleOptions() *ThrottleOptions {
-	return &ThrottleOptions{FailureRate: 1, FailureBurst: 20}
+	return &ThrottleOptions{FailureRate: 1, FailureBurst: 20, FailureRateTotal: 100, FailureBurstTotal: 2000}
 }
 
-// AddFlags registers --authn-failure-rate-limit and --authn-failure-rate-burst.
+// AddFlags registers --authn-failure-rate-limit, --authn-failure-rate-burst
+// and their hub-wide -total forms.
 func (o *ThrottleOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.Float64Var(&o.FailureRate, "authn-failure-rate-limit", o.FailureRate, "Failed authentications per second per client address on the API and provider routes; an address over budget gets 429 for credentials it has not used successfully before. X-Forwarded-For is believed from --trusted-proxy-cidrs.")
+	fs.Float64Var(&o.FailureRate, "authn-failure-rate-limit", o.FailureRate, "Failed authentications per second per client address on the API and provider routes; an address over budget gets 429 for credentials not known good. X-Forwarded-For is believed from --trusted-proxy-cidrs.")
 	fs.IntVar(&o.FailureBurst, "authn-failure-rate-burst", o.FailureBurst, "Failed authentications in a row per client address before --authn-failure-rate-limit applies.")
+	fs.Float64Var(&o.FailureRateTotal, "authn-failure-rate-limit-total", o.FailureRateTotal, "Failed authentications per second on the whole hub, whatever the address; over budget, credentials not known good get 429. 0 means no hub-wide bound.")
+	fs.IntVar(&o.FailureBurstTotal, "authn-failure-rate-burst-total", o.FailureBurstTotal, "Failed authentications in a row on the whole hub before --authn-failure-rate-limit-total applies.")
 }
 
 // Validate checks the flags.
 func (o *ThrottleOptions) Validate() []error {
+	var errs []error
 	if o.FailureRate <= 0 || o.FailureBurst < 1 {
-		return []error{fmt.Errorf("--authn-failure-rate-limit must be positive and --authn-failure-rate-burst at least 1")}
+		errs = append(errs, fmt.Errorf("--authn-failure-rate-limit must be positive and --authn-failure-rate-burst at least 1"))
 	}
-	return nil
+	if o.FailureRateTotal < 0 || (o.FailureRateTotal > 0 && o.FailureBurstTotal < 1) {
+		errs = append(errs, fmt.Errorf("--authn-failure-rate-limit-total must not be negative, and --authn-failure-rate-burst-total must be at least 1 when it is set"))
+	}
+	return errs
 }
 
 // Throttle limits failed authentication per client address. See the
@@ -54,7 +66,9 @@ func (o *ThrottleOptions) Validate() []error {
 // unevaluated unless their credential is known to be good.
 type Throttle struct {
 	failures *login.RateLimiter
-	trusted  []*net.IPNet
+	// total is the hub-wide failure budget (one bucket), nil for none.
+	total   *login.RateLimiter
+	trusted []*net.IPNet
 	// session is the cookie that carries a browser session, a credential
 	// like the Authorization header.
 	session string
@@ -64,6 +78,8 @@ type Throttle struct {
 	// authenticated, bounded. Keyed on the address too, so that a token
 	// its owner used from elsewhere is no bypass for a guesser here.
 	good *lru.Cache
+	// sealed holds what is known of unguessable credentials (sealed.go).
+	sealed *sealedSet
 }
 
 // anyAddress files credentials the hub itself knows to be good (Remember)
@@ -74,22 +90,41 @@ const anyAddress = "*"
 // X-Forwarded-For from trusted, reading the session credential from cookie
 // session, on clock c.
 func NewThrottle(o *ThrottleOptions, trusted []*net.IPNet, session string, c clock.PassiveClock) *Throttle {
-	return &Throttle{
+	t := &Throttle{
 		failures: login.NewRateLimiter(o.FailureRate, o.FailureBurst, 10000, trusted, c),
 		trusted:  trusted,
 		session:  session,
 		good:     lru.New(10000),
+		sealed:   newSealedSet(),
 	}
+	if o.FailureRateTotal > 0 {
+		t.total = login.NewRateLimiter(o.FailureRateTotal, o.FailureBurstTotal, 1, nil, c)
+	}
+	return t
+}
+
+// hubWide is the one key of the hub-wide budget.
+const hubWide = "*"
+
+// WithSessionCheck sets how the throttle tells an authentic session
+// cookie (sealed by the hub, so not guessable and not forgeable) without
+// evaluating it: a cheap check of its seal, no store read. Without it,
+// every cookie not known good waits while its address is over budget.
+func (t *Throttle) WithSessionCheck(authentic func(*http.Request) bool) *Throttle {
+	t.sealed.authentic = authentic
+	return t
 }
 
 // credential is what a request authenticates with: its Authorization
 // header, else its session cookie, else "" (nothing to guess with).
 // unguessable reports whether the credential is signed or sealed by a key
 // the caller does not have: a JWT (service-account and OIDC tokens) or the
-// hub's AEAD-sealed session cookie. Guessing one is hopeless, so refusing
-// it while its address is throttled would protect nothing and lock out the
-// callers sharing that address (a NAT, a proxy): a fresh service-account
-// token, a rotated ID token, a first browser login.
+// hub's AEAD-sealed session cookie. Guessing one is hopeless, so it is
+// known good from any address once it authenticated anywhere (sealed.go);
+// but evaluating a forged one still costs a signature check and a failed
+// authentication, so over budget it waits like any other credential not
+// known good (outside attack review, row 34: a flood of JWT-shaped tokens
+// was never throttled).
 func (t *Throttle) credential(r *http.Request) (cred string, unguessable bool) {
 	// The first Authorization value is the one upstream's bearer token
 	// authenticator reads; further values change nothing it evaluates, so
@@ -127,6 +162,18 @@ func isJWT(tok string) bool {
 	return true
 }
 
+// over reports whether addr or the whole hub is over its failure budget,
+// and how long until both have a token again.
+func (t *Throttle) over(addr string) (bool, time.Duration) {
+	over, wait := t.failures.Exhausted(addr)
+	if t.total != nil {
+		if o, w := t.total.Exhausted(hubWide); o {
+			over, wait = true, max(wait, w)
+		}
+	}
+	return over, wait
+}
+
 // digest keeps credentials out of memory structures that outlive the
 // request, and out of anything a heap dump would show in clear.
 func digest(addr, cred string) [sha256.Size]byte {
@@ -134,8 +181,15 @@ func digest(addr, cred string) [sha256.Size]byte {
 }
 
 // Remember marks a credential as known good from every address, as if it
-// had authenticated (the hub's own loopback and admin tokens, say).
-func (t *Throttle) Remember(cred string) { t.remember(anyAddress, cred) }
+// had authenticated (the hub's own loopback and admin tokens, and the
+// service-account tokens it mints).
+func (t *Throttle) Remember(cred string) {
+	if tok, ok := strings.CutPrefix(cred, "Bearer "); ok && isJWT(strings.TrimSpace(tok)) {
+		t.sealed.succeeded(cred)
+		return
+	}
+	t.remember(anyAddress, cred)
+}
 
 func (t *Throttle) remember(addr, cred string) {
 	t.mu.Lock()
@@ -164,35 +218,44 @@ func (t *Throttle) Authenticator(delegate authenticator.Request) authenticator.R
 		switch {
 		case cred == "":
 		case ok && err == nil:
-			// Unguessable credentials pass unremembered; remembering
-			// them would only let a holder of many tokens flush the set.
-			if !unguessable {
+			if unguessable {
+				t.sealed.succeeded(cred)
+			} else {
 				t.remember(login.ClientAddress(r, t.trusted), cred)
 			}
 		default:
+			if unguessable {
+				t.sealed.failed(cred)
+			}
 			t.failures.Charge(login.ClientAddress(r, t.trusted))
+			if t.total != nil {
+				t.total.Charge(hubWide)
+			}
 		}
 		return resp, ok, err
 	})
 }
 
 // WithThrottle refuses, with 429 and Retry-After, a request whose client
-// address is over its failure budget, unless its credential is unguessable
-// (see credential) or authenticated from this address before. It must run
-// before authentication, so that a refused guess is never evaluated.
-// Requests without a credential pass: they guess nothing.
+// address, or the whole hub, is over its failure budget, unless its
+// credential is known good: a guessable one authenticated from this
+// address before, an unguessable one authenticated anywhere before (or
+// minted by the hub, or a session cookie whose seal is the hub's) and not
+// failed since (sealed.go). It must run before authentication, so that a
+// refused credential is never evaluated. Requests without a credential
+// pass: they guess nothing and cost no verification.
 func (t *Throttle) WithThrottle(delegate http.Handler, s runtime.NegotiatedSerializer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		addr := login.ClientAddress(r, t.trusted)
 		// TokenReview charges its guesses to this address (review.go).
 		r = r.WithContext(withClientAddress(r.Context(), addr))
 		cred, unguessable := t.credential(r)
-		if cred == "" || unguessable {
+		if cred == "" {
 			delegate.ServeHTTP(w, r)
 			return
 		}
-		over, wait := t.failures.Exhausted(addr)
-		if !over || t.known(addr, cred) {
+		over, wait := t.over(addr)
+		if !over || (!unguessable && t.known(addr, cred)) || (unguessable && t.sealed.mayPass(r, cred)) {
 			delegate.ServeHTTP(w, r)
 			return
 		}

@@ -21,17 +21,22 @@
 //     --max-mutating-requests-inflight count. A tenant's share is
 //     --max-requests-inflight-tenant-fraction of each budget (at least
 //     one seat). A mutating request or a get of one object takes one
-//     seat; a list takes one per BytesPerSeat of what the last lists of
-//     that resource in that workspace (and namespace) encoded (Estimator,
-//     learned by WithCost), at most a quarter of the hub-wide budget (a
+//     seat; a list takes one per BytesPerSeat of what the caller's own
+//     last lists of that resource in that workspace (and namespace)
+//     encoded (Estimator, learned by WithCost from allowed lists only, so
+//     that the cost of a list never depends on whether a workspace the
+//     caller may not see exists: outside review row 3), at most a quarter
+//     of the hub-wide budget (a
 //     list wider than its tenant's share runs only while nothing else of
 //     that tenant does), and the tenant's whole share while its size is
 //     not known yet; a watch takes the same
 //     as a list while it sends its initial list, and one seat if it
 //     starts from a resource version.
 //   - Over its share, a request waits in its tenant's fair queue (at most
-//     50 requests, at most 5 s), then in the hub's, where tenants are the
-//     flows; past either queue or that wait, the answer is 429
+//     50 requests), then in the hub's, where tenants are the flows: at
+//     most 5 s in all, counted from its arrival, so that time before the
+//     queues counts too (outside review row 36); past either queue or that
+//     wait, the answer is 429
 //     TooManyRequests, a Status with Retry-After: 1, the same whichever
 //     bound was hit, so that a caller learns nothing about other tenants'
 //     load.

@@ -42,13 +42,34 @@ func NewEstimator(entries int) *Estimator {
 	return &Estimator{sizes: lru.New(entries)}
 }
 
+// sizeKey is what a learned size is filed under. It names the viewer:
+// a size is learned only from lists the viewer herself was allowed to
+// make (WithCost runs inside authorization), so what her estimate says
+// depends on nothing but her own past lists. Were sizes shared between
+// callers, a workspace's owner listing it would make everybody's lists
+// there cheap, and a caller who may not see a workspace would pay less
+// for its path when it exists than when it does not: an existence oracle
+// through the share of 429s (outside attack review, row 3), and a
+// measure of what a hidden workspace holds.
 type sizeKey struct {
-	cluster, group, resource, namespace string
+	viewer, cluster, group, resource, namespace string
 }
 
 func keyOf(ctx context.Context, info *request.RequestInfo, namespace string) sizeKey {
 	t, _ := cluster.TargetFrom(ctx)
-	return sizeKey{cluster: t.Raw, group: info.APIGroup, resource: info.Resource, namespace: namespace}
+	return sizeKey{viewer: viewerOf(ctx), cluster: t.Raw, group: info.APIGroup, resource: info.Resource, namespace: namespace}
+}
+
+// viewerOf names the caller: her user name and, for an identity confined
+// to a workspace, that workspace (service accounts of the same name in
+// two workspaces are two callers).
+func viewerOf(ctx context.Context) string {
+	u, ok := request.UserFrom(ctx)
+	if !ok || u == nil {
+		return ""
+	}
+	id, _ := cluster.ConfinedTo(u)
+	return u.GetName() + "\x00" + string(id)
 }
 
 // Seats estimates a read-only request's width: unknown while the size is

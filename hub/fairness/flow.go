@@ -18,6 +18,7 @@ import (
 	fcmetrics "k8s.io/apiserver/pkg/util/flowcontrol/metrics"
 	fcrequest "k8s.io/apiserver/pkg/util/flowcontrol/request"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 )
 
 // The classification upstream's filter records (response headers, logs):
@@ -51,6 +52,7 @@ type Controller struct {
 	estimator *Estimator
 	watches   *Watches
 	queueWait time.Duration
+	waitClock clock.WithDelayedExecution
 
 	mu      sync.Mutex
 	tenants map[tenantKind]*tenantQueue
@@ -82,11 +84,14 @@ type ControllerConfig struct {
 	HubQueues int
 	Estimator *Estimator
 	Watches   *Watches
-	// QueueWait is the longest a request waits in a queue before 429;
+	// QueueWait is the longest a request waits before it is dispatched,
+	// counted from its arrival and across both queue levels, before 429;
 	// 0 leaves upstream's (a quarter of the request timeout).
 	QueueWait time.Duration
 	// Clock drives the queue sets; eventclock.Real{} outside tests.
 	Clock eventclock.Interface
+	// WaitClock measures QueueWait; nil is the real clock.
+	WaitClock clock.WithDelayedExecution
 }
 
 // NewController returns a Controller with nothing in flight.
@@ -94,7 +99,10 @@ func NewController(cfg ControllerConfig) (*Controller, error) {
 	c := &Controller{
 		keyer: cfg.Keyer, limits: cfg.Limits, queueLen: max(0, cfg.QueueLength),
 		factory: queueset.NewQueueSetFactory(cfg.Clock), estimator: cfg.Estimator, watches: cfg.Watches, queueWait: cfg.QueueWait,
-		tenants: map[tenantKind]*tenantQueue{},
+		tenants: map[tenantKind]*tenantQueue{}, waitClock: cfg.WaitClock,
+	}
+	if c.waitClock == nil {
+		c.waitClock = clock.RealClock{}
 	}
 	for k, total := range [2]int{cfg.Limits.ReadOnly, cfg.Limits.Mutating} {
 		qs, err := c.newQueueSet("wharf-hub-"+[2]string{"readonly", "mutating"}[k], max(1, cfg.HubQueues), c.queueLen, total)
@@ -142,6 +150,11 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 		execFn()
 		return
 	}
+	// One deadline from the request's arrival bounds everything before
+	// dispatch: naming its tenant (an etcd read for a confined identity
+	// whose workspace is not in memory) and both queue levels.
+	ctx, stop := c.waitContext(ctx)
+	defer stop()
 	tenant, exempt := c.keyer.Tenant(ctx, digest.User)
 	if exempt {
 		noteFn(exemptSchema, exemptLevel, "")
@@ -172,17 +185,51 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 	if kind == ReadOnly && c.estimator != nil {
 		width.InitialSeats = c.estimator.Seats(ctx, info, st.rawQuery, c.tenantSeats(kind), c.maxSeats(kind))
 	}
-	if c.queueWait > 0 {
-		// A tenant past its share waits briefly, then gets 429.
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.queueWait)
-		defer cancel()
+	if c.keyer.Prepare != nil {
+		c.keyer.Prepare(ctx)
+	}
+	if tenant == Unconfined && ctx.Err() != nil {
+		// Its workspace could not be read in time: refused, rather than
+		// charged to the tenant of the denied.
+		st.refuse(info)
+		c.forgetUnstarted(st)
+		return
 	}
 	if !c.run(ctx, tenant, kind, width, queueNoteFn, execFn) {
 		klog.V(3).InfoS("Request over its tenant's share or the hub's budget", "tenant", tenant, "mutating", kind == Mutating, "seats", width.InitialSeats, "path", info.Path)
 		st.refuse(info)
 	}
 	c.forgetUnstarted(st)
+}
+
+// waitContext returns ctx ended QueueWait after the request arrived
+// (upstream's received timestamp, else now), on the wait clock. Measured
+// from arrival, not from here: time spent before the queues (the
+// connection, authentication, impersonation, naming the tenant) is time
+// the caller waited too (outside attack review, row 36). Both queue
+// levels share it, so a request waits at most QueueWait in all before it
+// is dispatched or refused; one that arrives here late is still
+// dispatched if a seat is free at once.
+func (c *Controller) waitContext(ctx context.Context) (context.Context, func()) {
+	if c.queueWait <= 0 {
+		return ctx, func() {}
+	}
+	now := c.waitClock.Now()
+	arrived := now
+	if t, ok := request.ReceivedTimestampFrom(ctx); ok && !t.IsZero() && t.Before(now) {
+		arrived = t
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	left := arrived.Add(c.queueWait).Sub(now)
+	if left <= 0 {
+		cancel()
+		return wctx, cancel
+	}
+	t := c.waitClock.AfterFunc(left, cancel)
+	return wctx, func() {
+		t.Stop()
+		cancel()
+	}
 }
 
 // forgetUnstarted ends the count of a watch that never started: upstream
@@ -282,6 +329,20 @@ func (c *Controller) release(tenant string, k Kind) {
 			c.idle.add(key, tq, c.tenants)
 		}
 	}
+}
+
+// Waiting reports how many requests wait in the tenants' queues and in
+// the hub-wide ones (for tests, and to tell where requests wait).
+func (c *Controller) Waiting() (tenants, hub int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, tq := range c.tenants {
+		tenants += tq.qs.Dump(false).Waiting
+	}
+	for _, qs := range c.hub {
+		hub += qs.Dump(false).Waiting
+	}
+	return tenants, hub
 }
 
 func hashOf(s string) uint64 {

@@ -21,6 +21,13 @@ type Keyer struct {
 	IsAdmin func(user.Info) bool
 	// PathOf resolves a logical cluster to its workspace path.
 	PathOf func(context.Context, cluster.ID) (cluster.Path, error)
+	// Prepare, if set, runs for every counted request before it takes
+	// seats. The hub resolves the request's workspace there, so that one
+	// not in memory is read from etcd while the request holds no seat:
+	// otherwise requests to a missing workspace held their seats longer
+	// than requests to an existing one the caller may not see, and the
+	// share of 429s told them apart (outside attack review, row 3).
+	Prepare func(context.Context)
 }
 
 // Tenant returns the tenant u counts against, or exempt for hub

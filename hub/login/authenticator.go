@@ -39,6 +39,15 @@ func (a *SessionAuthenticator) AuthenticateRequest(r *http.Request) (*authentica
 	}}, true, nil
 }
 
+// Authentic reports whether r carries a session cookie sealed by the hub
+// and not past its expiry, without reading the session store: a cheap
+// check, for the failed-authentication throttle (hub/authn), that the
+// cookie was not made up by the caller.
+func (a *SessionAuthenticator) Authentic(r *http.Request) bool {
+	_, ok, err := a.sessions.fromRequest(r, a.clock.Now())
+	return ok && err == nil
+}
+
 // session returns the valid session of r, nil if r carries none.
 func (a *SessionAuthenticator) session(r *http.Request) (*Session, error) {
 	now := a.clock.Now()

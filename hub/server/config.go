@@ -287,7 +287,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	extra.ServiceAccounts.throttle = throttle
+	extra.ServiceAccounts.throttle = throttle.WithSessionCheck(extra.Login.Sessions().Authentic)
 	if extra.Replicas, err = o.newReplicaSet(ctx, &extra, gc.LoopbackClientConfig); err != nil {
 		return nil, err
 	}
@@ -305,7 +305,8 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	// one tenant's slow requests could use it up (attack review B10); the
 	// hub's own filter bounds each tenant's share and replaces it.
 	gc.MaxRequestsInFlight, gc.MaxMutatingRequestsInFlight = 0, 0
-	keyer := fairness.Keyer{IsAdmin: extra.Admins.has, PathOf: extra.Index.PathOf}
+	// Prepare: a workspace not in memory is read before seats are taken.
+	keyer := fairness.Keyer{IsAdmin: extra.Admins.has, PathOf: extra.Index.PathOf, Prepare: func(ctx context.Context) { extra.RBAC.withCluster(ctx) }}
 	// Upstream's priority-and-fairness filter, between impersonation and
 	// authorization, runs the hub's tenant flow control (hub/fairness).
 	costs := fairness.NewEstimator(fairness.EstimatorEntries)

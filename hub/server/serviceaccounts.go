@@ -62,7 +62,13 @@ func (s *serviceAccounts) install(builtin map[schema.GroupVersion]map[string]res
 	if !ok {
 		return fmt.Errorf("secrets storage is %T", core["secrets"])
 	}
-	core["serviceaccounts/token"] = serviceaccounts.NewTokenREST(store, s.tokens, s.maxExpiration).WithSecrets(secrets)
+	tokenREST := serviceaccounts.NewTokenREST(store, s.tokens, s.maxExpiration).WithSecrets(secrets)
+	if s.throttle != nil {
+		// Minted here, so known good: a fresh token works even from an
+		// address over its failure budget (hub/authn sealed.go).
+		tokenREST.WithMinted(func(tok string) { s.throttle.Remember("Bearer " + tok) })
+	}
+	core["serviceaccounts/token"] = tokenREST
 	s.authn.SetStore(store)
 	s.authn.SetSecrets(secrets)
 	if s.reviewAuthn == nil {

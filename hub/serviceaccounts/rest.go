@@ -28,6 +28,8 @@ type TokenREST struct {
 	secrets         rest.Getter
 	tokens          *Tokens
 	maxExpiration   time.Duration
+	// minted is told every token minted (WithMinted).
+	minted func(token string)
 }
 
 var (
@@ -49,6 +51,14 @@ func NewTokenREST(sas rest.Getter, t *Tokens, maxExpiration time.Duration) *Toke
 // an unsupported kind.
 func (r *TokenREST) WithSecrets(secrets rest.Getter) *TokenREST {
 	r.secrets = secrets
+	return r
+}
+
+// WithMinted has minted told every token this REST mints: the
+// failed-authentication throttle knows the hub's own tokens good, so that
+// a fresh token works even from an address over its failure budget.
+func (r *TokenREST) WithMinted(minted func(token string)) *TokenREST {
+	r.minted = minted
 	return r
 }
 
@@ -122,6 +132,9 @@ func (r *TokenREST) Create(ctx context.Context, name string, obj runtime.Object,
 	tok, exp, err := r.tokens.MintBound(Subject{Cluster: id, Namespace: ns, Name: sa.Name, UID: sa.UID}, secret, req.Spec.Audiences, ttl)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
+	}
+	if r.minted != nil {
+		r.minted(tok)
 	}
 	out.Status = authenticationv1.TokenRequestStatus{Token: tok, ExpirationTimestamp: metav1.NewTime(exp)}
 	return out, nil

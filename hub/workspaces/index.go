@@ -10,6 +10,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/wharfhub/wharf/hub/cluster"
 	"github.com/wharfhub/wharf/hub/etcd"
@@ -53,6 +54,9 @@ type Index struct {
 	// cannot undo it.
 	revs   map[cluster.ID]int64
 	synced bool
+
+	// misses answers recent misses from memory (misses.go).
+	misses *misses
 }
 
 // NewIndex returns an index stored under etcdPrefix (normally /registry).
@@ -70,7 +74,14 @@ func NewIndex(client *clientv3.Client, etcdPrefix string) *Index {
 		byID:        map[cluster.ID]record{},
 		byPath:      map[cluster.Path]cluster.ID{},
 		revs:        map[cluster.ID]int64{},
+		misses:      newMisses(clock.RealClock{}),
 	}
+}
+
+// WithClock sets the clock that ages remembered misses (tests).
+func (x *Index) WithClock(c clock.PassiveClock) *Index {
+	x.misses = newMisses(c)
+	return x
 }
 
 // EnsureRoot returns the id of the root workspace, allocating it on the
@@ -178,11 +189,26 @@ func (x *Index) Cached(raw string) (Info, bool) {
 }
 
 // Resolve turns a /clusters/<raw> segment, a path or an id, into the
-// workspace's Info, reading etcd when memory misses.
+// workspace's Info, reading etcd when memory misses. A segment etcd named
+// no workspace for is answered ErrNotFound from memory, checked again in
+// the background once the answer is older than MissTTL, and concurrent
+// first misses share one read (misses.go): resolving a missing workspace
+// must cost what resolving an existing one does.
 func (x *Index) Resolve(ctx context.Context, raw string) (Info, error) {
 	if info, ok := x.Cached(raw); ok {
 		return info, nil
 	}
+	if hit, refresh := x.misses.lookup(raw); hit {
+		if refresh {
+			x.misses.refresh(raw, x.resolveStored)
+		}
+		return Info{}, ErrNotFound
+	}
+	return x.misses.resolve(ctx, raw, x.resolveStored)
+}
+
+// resolveStored reads raw's records from etcd.
+func (x *Index) resolveStored(ctx context.Context, raw string) (Info, error) {
 	id := cluster.ID(raw)
 	if !cluster.IsValidID(raw) {
 		path, err := cluster.ParsePath(raw)
@@ -269,6 +295,7 @@ func (x *Index) remember(id cluster.ID, rec record, rev int64) {
 	x.revs[id] = rev
 	x.byID[id] = rec
 	x.byPath[rec.Path] = id
+	x.misses.forget(string(id), string(rec.Path))
 }
 
 func (x *Index) forget(id cluster.ID, path cluster.Path, rev int64) {

@@ -271,12 +271,13 @@ func init() {
 					want: http.StatusTooManyRequests, has: `"reason":"TooManyRequests"`, hasNot: "bad-again"},
 				{method: http.MethodGet, path: "/services/providers/example/whoami", header: map[string]string{"Authorization": "Bearer bad-again", "X-Forwarded-For": "{addr}"},
 					want: http.StatusTooManyRequests, has: `"reason":"TooManyRequests"`},
-				// A sealed session cookie and a JWT cannot be guessed: they
-				// are still evaluated (a forgery fails and is charged), so
-				// a fresh token or a first login behind the same address
-				// keeps working (attack review B9).
+				// A forged session cookie waits like a guess (issue 24
+				// review row 34: floods of unguessable-looking credentials
+				// were never throttled); a fresh token the hub minted, or a
+				// cookie the hub sealed, keeps working behind the same
+				// address (attack review B9).
 				{method: http.MethodGet, path: "/api", header: map[string]string{"Cookie": "__Host-wharf_session=forged", "X-Forwarded-For": "{addr}"},
-					want: http.StatusUnauthorized},
+					want: http.StatusTooManyRequests},
 				{method: http.MethodGet, path: "/clusters/{aliceHome}/api/v1/namespaces/default/configmaps", header: map[string]string{"Authorization": "Bearer {saToken}", "X-Forwarded-For": "{addr}"},
 					want: http.StatusForbidden, has: "system:serviceaccount:default:ci-{n}"},
 				// An opaque token that authenticated elsewhere but never
