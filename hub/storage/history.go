@@ -57,7 +57,7 @@ type boundedHistory struct {
 	gr    schema.GroupResource
 	codec runtime.Codec
 	limit HistoryLimit
-	clk   clock.Clock
+	clk   clock.WithDelayedExecution
 	slim  slimmer
 
 	mu        sync.Mutex
@@ -68,7 +68,13 @@ type boundedHistory struct {
 	timer     clock.Timer
 }
 
-func newBoundedHistory(s storage.Interface, gr schema.GroupResource, codec runtime.Codec, fresh time.Duration, limit HistoryLimit, clk clock.Clock, slim slimmer) *boundedHistory {
+func newBoundedHistory(s storage.Interface, gr schema.GroupResource, codec runtime.Codec, fresh time.Duration, limit HistoryLimit, c clock.Clock, slim slimmer) *boundedHistory {
+	// Both clocks the hub passes (the real one, tests' fake one) time
+	// delayed functions; any other falls back to the real one.
+	clk, ok := c.(clock.WithDelayedExecution)
+	if !ok {
+		clk = clock.RealClock{}
+	}
 	return &boundedHistory{Interface: s, gr: gr, codec: codec, limit: limit, clk: clk, slim: slim, ring: newHistoryRing(fresh)}
 }
 
@@ -126,9 +132,13 @@ func (b *boundedHistory) observe(ev watch.Event) {
 		b.overSince = now
 	}
 	if b.timer == nil {
-		b.timer = b.clk.AfterFunc(b.limit.Grace, b.check)
+		b.timer = b.clk.AfterFunc(b.limit.Grace, b.checkLater)
 	}
 }
+
+// checkLater runs check on a goroutine of its own: a fake clock calls
+// delayed functions while it holds its lock, which check's Now needs.
+func (b *boundedHistory) checkLater() { go b.check() }
 
 // check ends the cache's watch when the history has been over its bound
 // for Grace and the last relist is MinInterval ago, or checks again then.
@@ -145,7 +155,7 @@ func (b *boundedHistory) check() {
 		wait = max(wait, b.lastReset.Add(b.limit.MinInterval).Sub(now))
 	}
 	if wait > 0 {
-		b.timer = b.clk.AfterFunc(wait, b.check)
+		b.timer = b.clk.AfterFunc(wait, b.checkLater)
 		b.mu.Unlock()
 		return
 	}

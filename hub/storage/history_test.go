@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/registry/generic"
@@ -23,7 +24,6 @@ import (
 	"github.com/wharfhub/wharf/hub/apis/scheme"
 	"github.com/wharfhub/wharf/hub/registry"
 	wstorage "github.com/wharfhub/wharf/hub/storage"
-	"github.com/wharfhub/wharf/test/testutil"
 )
 
 // A watch cache whose history holds more deleted bytes than its bound for
@@ -61,10 +61,12 @@ func TestWatchCacheHistoryBound(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer w.Stop()
+			// Read while the burst is written: the cache closes a watcher
+			// that does not keep up.
+			seen := drainAsync(t, w, 2*objects)
 			burst(t, store, "a", objects, size)
 			// Every event has reached the watcher, so the cache has them.
-			seen := drain(t, w, 2*objects)
-			if seen != 2*objects {
+			if seen := <-seen; seen != 2*objects {
 				t.Fatalf("watcher saw %d events, want %d", seen, 2*objects)
 			}
 			if !tc.relists {
@@ -77,11 +79,11 @@ func TestWatchCacheHistoryBound(t *testing.T) {
 				}
 				return
 			}
-			testutil.Eventually(t, 30*time.Second, func() error {
+			eventually(t, 30*time.Second, func() error {
 				clk.Step(grace)
 				return closed(w)
 			})
-			testutil.Eventually(t, 30*time.Second, func() error {
+			eventually(t, 30*time.Second, func() error {
 				err := replay(store, rv, 0)
 				if !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
 					return fmt.Errorf("watch from before the deletes: %v, want too old", err)
@@ -92,8 +94,9 @@ func TestWatchCacheHistoryBound(t *testing.T) {
 			// A second burst within MinInterval waits for it.
 			w2 := readyWatch(t, store)
 			defer w2.Stop()
+			seen2 := drainAsync(t, w2, 2*objects)
 			burst(t, store, "b", objects, size)
-			if seen := drain(t, w2, 2*objects); seen != 2*objects {
+			if seen := <-seen2; seen != 2*objects {
 				t.Fatalf("second watcher saw %d events, want %d", seen, 2*objects)
 			}
 			clk.Step(grace)
@@ -104,7 +107,7 @@ func TestWatchCacheHistoryBound(t *testing.T) {
 				}
 			case <-time.After(time.Second): // nothing happened (not a timing assertion: absence)
 			}
-			testutil.Eventually(t, 30*time.Second, func() error {
+			eventually(t, 30*time.Second, func() error {
 				clk.Step(grace)
 				return closed(w2)
 			})
@@ -143,7 +146,7 @@ func newBoundedStore(t *testing.T, clk *clocktesting.FakeClock, limit wstorage.H
 func readyWatch(t *testing.T, store *registry.Store) watch.Interface {
 	t.Helper()
 	var w watch.Interface
-	testutil.Eventually(t, 30*time.Second, func() error {
+	eventually(t, 30*time.Second, func() error {
 		list, err := store.List(ctxFor(clusterA), nil)
 		if err != nil {
 			return err
@@ -164,7 +167,7 @@ func burst(t *testing.T, store *registry.Store, prefix string, n, size int) {
 		}
 	}
 	for i := 0; i < n; i++ {
-		if _, _, err := store.Delete(ctx, fmt.Sprintf("%s-%d", prefix, i), rest.ValidateAllDeleteFunc, &metav1.DeleteOptions{}); err != nil {
+		if _, _, err := store.Delete(ctx, fmt.Sprintf("%s-%d", prefix, i), rest.ValidateAllObjectFunc, &metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -184,6 +187,12 @@ func closed(w watch.Interface) error {
 	}
 }
 
+func drainAsync(t *testing.T, w watch.Interface, n int) <-chan int {
+	out := make(chan int, 1)
+	go func() { out <- drain(t, w, n) }()
+	return out
+}
+
 // drain reads n events (fewer if the watch ends or stalls).
 func drain(t *testing.T, w watch.Interface, n int) int {
 	t.Helper()
@@ -194,7 +203,11 @@ func drain(t *testing.T, w watch.Interface, n int) int {
 				return i
 			}
 			// Watchers get the whole deleted object, as from kube.
-			if cm, ok := ev.Object.(*corev1.ConfigMap); ev.Type == watch.Deleted && (!ok || cm.Data["v"] == "") {
+			obj := ev.Object
+			if c, ok := obj.(runtime.CacheableObject); ok {
+				obj = c.GetObject()
+			}
+			if cm, ok := obj.(*corev1.ConfigMap); ev.Type == watch.Deleted && (!ok || cm.Data["v"] == "") {
 				t.Errorf("DELETED event without the object's data: %#v", ev.Object)
 			}
 		case <-time.After(30 * time.Second):
@@ -231,4 +244,21 @@ func replay(store *registry.Store, rv string, want int) error {
 		}
 	}
 	return nil
+}
+
+// eventually retries cond until it holds or timeout passes (a deadline
+// for a real-time wait, not an assertion on time).
+func eventually(t *testing.T, timeout time.Duration, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %s: %v", timeout, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
