@@ -44,7 +44,7 @@ type HistoryLimit struct {
 // Defaults: the history may be over its bound for 10 s; a resource's
 // watchers are re-established at most once a minute.
 const (
-	DefaultHistoryBytes       = 64 << 20
+	DefaultHistoryBytes       = 32 << 20
 	DefaultHistoryGrace       = 10 * time.Second
 	DefaultHistoryMinInterval = time.Minute
 )
