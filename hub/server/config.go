@@ -250,6 +250,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	watchCache.History = o.watchCacheHistory()
 	gc.RESTOptionsGetter = wstorage.RESTOptionsGetter{Delegate: gc.RESTOptionsGetter, RetryWrites: true, WatchCache: watchCache, Wrap: extra.Quota.accountant.Wrap}
 	// Custom resources are counted too (hub/quota).
 	if crGetter, ok := apiextCfg.ExtraConfig.CRDRESTOptionsGetter.(wstorage.RESTOptionsGetter); ok {
@@ -405,6 +406,7 @@ func (o *Options) apiextensionsConfig(gc *genericapiserver.RecommendedConfig) (*
 	if err != nil {
 		return nil, err
 	}
+	watchCache.History = o.watchCacheHistory()
 	generic.RESTOptionsGetter = wstorage.RESTOptionsGetter{
 		Delegate:    generic.RESTOptionsGetter,
 		Global:      globalResources(),

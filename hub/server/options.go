@@ -20,6 +20,7 @@ import (
 	"github.com/wharfhub/wharf/hub/quota"
 	"github.com/wharfhub/wharf/hub/registry"
 	"github.com/wharfhub/wharf/hub/serviceaccounts"
+	wstorage "github.com/wharfhub/wharf/hub/storage"
 	"github.com/wharfhub/wharf/hub/storecap"
 )
 
@@ -69,6 +70,10 @@ type Options struct {
 	MaxWorkspaceRBACRules              int
 	MaxWorkspaceAggregatedClusterRoles int
 
+	// WatchCacheHistoryBytes bounds the deleted and replaced objects each
+	// watch cache keeps in its event history (hub/storage history.go).
+	WatchCacheHistoryBytes int64
+
 	// EventTTL is how long events are kept (--event-ttl, as kube-apiserver).
 	EventTTL time.Duration
 	// WorkspaceDeletionGracePeriod bounds how long a deleted workspace's
@@ -102,6 +107,7 @@ func NewOptions() *Options {
 		Quota:                              quota.NewOptions(),
 		Store:                              storecap.NewOptions(),
 		EventTTL:                           registry.DefaultEventTTL,
+		WatchCacheHistoryBytes:             wstorage.DefaultHistoryBytes,
 	}
 	o.ServiceAccounts = serviceaccounts.NewOptions()
 	o.SecureServing.BindPort = 9443
@@ -124,6 +130,8 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	o.SecureServing.AddFlags(fss.FlagSet("secure serving"))
 	o.Etcd.AddFlags(fss.FlagSet("etcd"))
 	o.Store.AddFlags(fss.FlagSet("etcd"))
+	fss.FlagSet("etcd").Int64Var(&o.WatchCacheHistoryBytes, "watch-cache-history-bytes", o.WatchCacheHistoryBytes,
+		"Bytes of deleted and replaced objects a resource's watch cache may keep in its event history; 10 s over it, the cache relists to release them (closing that resource's watches, at most once a minute). 0: no bound, as kube-apiserver.")
 	fss.FlagSet("etcd").Lookup("etcd-servers").Usage = "Endpoints of an external etcd cluster. Empty (the default) runs an embedded etcd under --data-dir."
 	a := fss.FlagSet("authentication")
 	a.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "CSV file of static bearer tokens: token,user,uid,\"group1,group2\".")
@@ -183,6 +191,9 @@ func (o *Options) Validate() []error {
 	if o.EventTTL < time.Second {
 		errs = append(errs, fmt.Errorf("--event-ttl must be at least 1s, got %s", o.EventTTL))
 	}
+	if o.WatchCacheHistoryBytes < 0 {
+		errs = append(errs, fmt.Errorf("--watch-cache-history-bytes must not be negative"))
+	}
 	if o.WorkspaceDeletionGracePeriod < 0 {
 		errs = append(errs, fmt.Errorf("--workspace-deletion-grace-period must not be negative"))
 	}
@@ -208,3 +219,8 @@ func (o *Options) Validate() []error {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// watchCacheHistory is the bound on each watch cache's event history.
+func (o *Options) watchCacheHistory() wstorage.HistoryLimit {
+	return wstorage.HistoryLimit{Bytes: o.WatchCacheHistoryBytes, Grace: wstorage.DefaultHistoryGrace, MinInterval: wstorage.DefaultHistoryMinInterval}
+}

@@ -64,7 +64,7 @@ func (g RESTOptionsGetter) GetRESTOptions(gr schema.GroupResource, example runti
 		if clk == nil {
 			clk = clock.RealClock{}
 		}
-		opts.Decorator = retryingStorage(g.WatchCache.Cached(gr), clk)
+		opts.Decorator = retryingStorage(g.WatchCache.Cached(gr), g.WatchCache.History, clk)
 	}
 	opts.Decorator = DecoratorWith(opts.Decorator, scope, g.Wrap)
 	return opts, nil

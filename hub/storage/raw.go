@@ -45,7 +45,12 @@ var rawClientLogger = zap.NewNop()
 // writes through a retrying client: the raw store alone, or, when cached
 // (the hub's WatchCache decides it, as upstream's options do), the watch
 // cache in front of it, built as upstream's StorageWithCacher builds it.
-func retryingStorage(cached bool, clk clock.Clock) generic.StorageDecorator {
+//
+// The cache reads from the store through boundedHistory (history.go), so
+// that a burst of large deletes is held once, not twice, in the cache's
+// event history (slim.go), and, with history set, not for as long as the
+// resource stays quiet.
+func retryingStorage(cached bool, history HistoryLimit, clk clock.Clock) generic.StorageDecorator {
 	if !cached {
 		return func(config *storagebackend.ConfigForResource, resourcePrefix string, _ func(obj runtime.Object) (string, error),
 			newFunc, newListFunc func() runtime.Object, _ storage.AttrFunc, _ storage.IndexerFuncs, _ *cache.Indexers) (storage.Interface, factory.DestroyFunc, error) {
@@ -58,8 +63,10 @@ func retryingStorage(cached bool, clk clock.Clock) generic.StorageDecorator {
 		if err != nil {
 			return nil, nil, err
 		}
+		source := newBoundedHistory(s, config.GroupResource, config.Codec, config.EventsHistoryWindow, history, clk,
+			slimmer{keyFunc: keyFunc, getAttrs: getAttrs, triggers: triggers})
 		cacher, err := cacherstorage.NewCacherFromConfig(cacherstorage.Config{
-			Storage: s, Versioner: storage.APIObjectVersioner{}, GroupResource: config.GroupResource,
+			Storage: source, Versioner: storage.APIObjectVersioner{}, GroupResource: config.GroupResource,
 			EventsHistoryWindow: config.EventsHistoryWindow, ResourcePrefix: resourcePrefix, KeyFunc: keyFunc,
 			NewFunc: newFunc, NewListFunc: newListFunc, GetAttrsFunc: getAttrs, IndexerFuncs: triggers,
 			Indexers: indexers, Codec: config.Codec,

@@ -21,6 +21,10 @@ type WatchCache struct {
 	Enabled bool
 	// Off lists the resources with a size of 0.
 	Off map[schema.GroupResource]bool
+	// History bounds the deleted and replaced objects each cache keeps
+	// in its event history (history.go); its zero value keeps upstream's
+	// unbounded behaviour.
+	History HistoryLimit
 }
 
 // WatchCacheOf reads the decision from the etcd options the hub was
