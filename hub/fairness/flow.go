@@ -126,8 +126,9 @@ func (c *Controller) newQueueSet(name string, queues, queueLen, limit int) (fq.Q
 		// DesiredNumQueues 0).
 		queues = 0
 	}
-	// Per-tenant queue sets are many and short-lived: their gauges are
-	// no-ops, so that no metric carries a tenant's name.
+	// Per-tenant queue sets are many (one per active tenant, plus a
+	// bounded list of idle ones, idle.go): their gauges are no-ops, so
+	// that no metric carries a tenant's name.
 	qsc, err := c.factory.BeginConstruction(fq.QueuingConfig{Name: name, DesiredNumQueues: queues, QueueLengthLimit: queueLen, HandSize: 1},
 		noopPair, noopGauge{}, noopGauge{})
 	if err != nil {
