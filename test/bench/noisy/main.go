@@ -45,10 +45,10 @@ type scale struct {
 // params are the benchmark's flags; Bin and Timeout are in Command.
 type params struct {
 	benchkit.Command
-	beforeBin     string
+	beforeBin string
 	// profileDir, when set, receives a CPU profile of each hub per
 	// throughput round (profile.go).
-	profileDir string
+	profileDir    string
 	edgesBin      string
 	hubArgs       string
 	etcdQuota     int64
