@@ -53,6 +53,7 @@ type Controller struct {
 	watches   *Watches
 	queueWait time.Duration
 	waitClock clock.WithDelayedExecution
+	tarpit    *tarpit
 
 	mu      sync.Mutex
 	tenants map[tenantKind]*tenantQueue
@@ -92,7 +93,13 @@ type ControllerConfig struct {
 	Clock eventclock.Interface
 	// WaitClock measures QueueWait; nil is the real clock.
 	WaitClock clock.WithDelayedExecution
+	// RefusalHold is how long after its arrival a request refused at
+	// once is answered (tarpit.go); 0 answers at once.
+	RefusalHold time.Duration
 }
+
+// maxHeld bounds the refused requests held hub-wide (tarpit.go).
+const maxHeld = 4096
 
 // NewController returns a Controller with nothing in flight.
 func NewController(cfg ControllerConfig) (*Controller, error) {
@@ -103,6 +110,12 @@ func NewController(cfg ControllerConfig) (*Controller, error) {
 	}
 	if c.waitClock == nil {
 		c.waitClock = clock.RealClock{}
+	}
+	if cfg.RefusalHold > 0 {
+		// A tenant may hold as many refusals as it may have requests
+		// running and queued: what its connections carry anyway.
+		per := int(c.tenantSeats(ReadOnly)+c.tenantSeats(Mutating)) + 2*c.queueLen
+		c.tarpit = newTarpit(c.waitClock, cfg.RefusalHold, per, maxHeld)
 	}
 	for k, total := range [2]int{cfg.Limits.ReadOnly, cfg.Limits.Mutating} {
 		qs, err := c.newQueueSet("wharf-hub-"+[2]string{"readonly", "mutating"}[k], max(1, cfg.HubQueues), c.queueLen, total)
@@ -151,6 +164,9 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 		execFn()
 		return
 	}
+	// A refusal is held on the request's own context (tarpit.go), not
+	// on the wait deadline below.
+	reqCtx := ctx
 	// One deadline from the request's arrival bounds everything before
 	// dispatch: naming its tenant (an etcd read for a confined identity
 	// whose workspace is not in memory) and both queue levels.
@@ -173,6 +189,7 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 		release := c.watches.admit(tenant, false)
 		if release == nil {
 			klog.V(3).InfoS("Watch over its tenant's cap or the hub's", "tenant", tenant, "path", info.Path)
+			c.tarpit.wait(reqCtx, tenant)
 			st.refuse(info)
 			return
 		}
@@ -198,6 +215,7 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 	}
 	if !c.run(ctx, tenant, kind, width, queueNoteFn, execFn) {
 		klog.V(3).InfoS("Request over its tenant's share or the hub's budget", "tenant", tenant, "mutating", kind == Mutating, "seats", width.InitialSeats, "path", info.Path)
+		c.tarpit.wait(reqCtx, tenant)
 		st.refuse(info)
 	}
 	c.forgetUnstarted(st)
@@ -216,10 +234,7 @@ func (c *Controller) waitContext(ctx context.Context) (context.Context, func()) 
 		return ctx, func() {}
 	}
 	now := c.waitClock.Now()
-	arrived := now
-	if t, ok := request.ReceivedTimestampFrom(ctx); ok && !t.IsZero() && t.Before(now) {
-		arrived = t
-	}
+	arrived := arrival(ctx, c.waitClock)
 	wctx, cancel := context.WithCancel(ctx)
 	left := arrived.Add(c.queueWait).Sub(now)
 	if left <= 0 {

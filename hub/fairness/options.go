@@ -113,5 +113,6 @@ func (o *Options) NewController(keyer Keyer, costs *Estimator) (*Controller, err
 	return NewController(ControllerConfig{
 		Keyer: keyer, Limits: o.Limits(), QueueLength: queueLength, HubQueues: hubQueues, QueueWait: queueWait,
 		Estimator: costs, Watches: NewWatches(perTenant, total), Clock: eventclock.Real{},
+		RefusalHold: RefusalHold,
 	})
 }
