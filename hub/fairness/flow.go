@@ -54,6 +54,7 @@ type Controller struct {
 	queueWait time.Duration
 	waitClock clock.WithDelayedExecution
 	tarpit    *tarpit
+	denials   *denials
 
 	mu      sync.Mutex
 	tenants map[tenantKind]*tenantQueue
@@ -96,6 +97,11 @@ type ControllerConfig struct {
 	// RefusalHold is how long after its arrival a request refused at
 	// once is answered (tarpit.go); 0 answers at once.
 	RefusalHold time.Duration
+	// DenialRate and DenialBurst pace each tenant's 403 answers, each
+	// waiting at most DenialHold (denials.go); a zero rate does not pace.
+	DenialRate  float64
+	DenialBurst int
+	DenialHold  time.Duration
 }
 
 // maxHeld bounds the refused requests held hub-wide (tarpit.go).
@@ -110,6 +116,9 @@ func NewController(cfg ControllerConfig) (*Controller, error) {
 	}
 	if c.waitClock == nil {
 		c.waitClock = clock.RealClock{}
+	}
+	if cfg.DenialRate > 0 && cfg.DenialHold > 0 {
+		c.denials = newDenials(c.waitClock, cfg.DenialRate, max(1, cfg.DenialBurst), cfg.DenialHold)
 	}
 	if cfg.RefusalHold > 0 {
 		// A tenant may hold as many refusals as it may have requests
@@ -185,6 +194,9 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 	}
 	noteFn(tenantSchema, tenantLevel, tenant)
 	st.tenant = tenant
+	if c.denials != nil {
+		st.forbidden = func() { c.denials.wait(reqCtx, tenant) }
+	}
 	if isWatch && c.watches != nil {
 		release := c.watches.admit(tenant, false)
 		if release == nil {

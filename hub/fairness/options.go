@@ -114,5 +114,6 @@ func (o *Options) NewController(keyer Keyer, costs *Estimator) (*Controller, err
 		Keyer: keyer, Limits: o.Limits(), QueueLength: queueLength, HubQueues: hubQueues, QueueWait: queueWait,
 		Estimator: costs, Watches: NewWatches(perTenant, total), Clock: eventclock.Real{},
 		RefusalHold: RefusalHold,
+		DenialRate:  DenialRate, DenialBurst: DenialBurst, DenialHold: DenialHold,
 	})
 }

@@ -22,6 +22,9 @@ type state struct {
 	watchRegistered bool
 	refused         bool
 	gv              schema.GroupVersion
+	// forbidden, when set, runs once before a 403 is written: it paces
+	// the tenant's denials (denials.go) while the request holds its seat.
+	forbidden func()
 }
 
 type stateKey struct{}
@@ -62,6 +65,11 @@ type refusalWriter struct {
 func (w *refusalWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (w *refusalWriter) WriteHeader(code int) {
+	if code == http.StatusForbidden && w.st.forbidden != nil {
+		f := w.st.forbidden
+		w.st.forbidden = nil
+		f()
+	}
 	if code == http.StatusTooManyRequests && w.st.refused && !w.swallow {
 		// Upstream's plain-text answer to a refusal of ours: replace it.
 		w.swallow = true
