@@ -2,12 +2,9 @@ package fairness
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
-	"k8s.io/apiserver/pkg/authentication/user"
-	apirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/util/flowcontrol/fairqueuing/eventclock"
 	clocktesting "k8s.io/utils/clock/testing"
 )
@@ -34,34 +31,12 @@ func TestControllerPacesDenials(t *testing.T) {
 		http.Error(w, "forbidden", http.StatusForbidden)
 	})
 	limited := chain(t, c, deny)
-	type sent struct{ answered chan int }
 	send := func(name string, ok bool) sent {
-		r := testReq{u: &user.DefaultInfo{Name: name}, verb: "get"}.request()
-		r = r.WithContext(apirequest.WithReceivedTimestamp(r.Context(), fake.Now()))
+		var h http.Header
 		if ok {
-			r.Header.Set("ok", "1")
+			h = http.Header{"Ok": {"1"}}
 		}
-		s := sent{answered: make(chan int, 1)}
-		go func() { w := httptest.NewRecorder(); limited.ServeHTTP(w, r); s.answered <- w.Code }()
-		return s
-	}
-	answered := func(what string, want int, ss ...sent) {
-		t.Helper()
-		for _, s := range ss {
-			if code := <-s.answered; code != want {
-				t.Fatalf("%s: %d, want %d", what, code, want)
-			}
-		}
-	}
-	unanswered := func(what string, ss ...sent) {
-		t.Helper()
-		for _, s := range ss {
-			select {
-			case code := <-s.answered:
-				t.Fatalf("%s: answered %d", what, code)
-			default:
-			}
-		}
+		return sendAt(limited, name, "get", fake.Now(), h)
 	}
 	waiting := func(n int32) {
 		for c.denials.held.Load() < n {
@@ -69,18 +44,18 @@ func TestControllerPacesDenials(t *testing.T) {
 		}
 	}
 
-	answered("bob's burst", http.StatusForbidden, send("bob", false), send("bob", false))
+	answeredWith(t, "bob's burst", http.StatusForbidden, send("bob", false), send("bob", false))
 	third := send("bob", false)
 	waiting(1)
 	// Over the rate by two seconds: waits the hold, and leaves no debt.
 	fourth := send("bob", false)
 	waiting(2)
-	answered("alice, another tenant", http.StatusForbidden, send("alice", false))
-	answered("a hub admin", http.StatusForbidden, send("hubadmin", false))
-	answered("bob's allowed request", http.StatusOK, send("bob", true))
-	unanswered("bob's paced denials", third, fourth)
+	answeredWith(t, "alice, another tenant", http.StatusForbidden, send("alice", false))
+	answeredWith(t, "a hub admin", http.StatusForbidden, send("hubadmin", false))
+	answeredWith(t, "bob's allowed request", http.StatusOK, send("bob", true))
+	unanswered(t, "bob's paced denials", third, fourth)
 	fake.Step(time.Second - time.Millisecond)
-	unanswered("a millisecond before the hold", third, fourth)
+	unanswered(t, "a millisecond before the hold", third, fourth)
 	fake.Step(time.Millisecond)
-	answered("after the hold", http.StatusForbidden, third, fourth)
+	answeredWith(t, "after the hold", http.StatusForbidden, third, fourth)
 }

@@ -2,12 +2,9 @@ package fairness
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
-	"k8s.io/apiserver/pkg/authentication/user"
-	apirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/util/flowcontrol/fairqueuing/eventclock"
 	clocktesting "k8s.io/utils/clock/testing"
 )
@@ -29,34 +26,7 @@ func TestControllerHoldsRefusals(t *testing.T) {
 	}
 	g := gate{entered: make(chan string), release: map[string]chan struct{}{"bob": make(chan struct{})}}
 	limited := chain(t, c, g)
-	type sent struct {
-		w        *httptest.ResponseRecorder
-		answered chan int
-	}
-	send := func(arrived time.Time) sent {
-		r := testReq{u: &user.DefaultInfo{Name: "bob"}, verb: "create"}.request()
-		r = r.WithContext(apirequest.WithReceivedTimestamp(r.Context(), arrived))
-		s := sent{w: httptest.NewRecorder(), answered: make(chan int, 1)}
-		go func() { limited.ServeHTTP(s.w, r); s.answered <- s.w.Code }()
-		return s
-	}
-	unanswered := func(what string, ss ...sent) {
-		t.Helper()
-		for _, s := range ss {
-			select {
-			case code := <-s.answered:
-				t.Fatalf("%s: answered %d: %s", what, code, s.w.Body)
-			default:
-			}
-		}
-	}
-	refused := func(what string, s sent) {
-		t.Helper()
-		if code := <-s.answered; code != http.StatusTooManyRequests {
-			t.Fatalf("%s: answered %d, want 429: %s", what, code, s.w.Body)
-		}
-		checkTooMany(t, s.w)
-	}
+	send := func(arrived time.Time) sent { return sendAt(limited, "bob", "create", arrived, nil) }
 
 	// bob's one mutating seat.
 	running := send(fake.Now())
@@ -68,14 +38,14 @@ func TestControllerHoldsRefusals(t *testing.T) {
 	for c.tarpit.holding() != 2 {
 		time.Sleep(time.Millisecond)
 	}
-	refused("a third refusal, past the bound", send(fake.Now()))
-	refused("a request that arrived a second ago", send(fake.Now().Add(-time.Second)))
-	unanswered("held refusals", held...)
+	refusedWith429(t, "a third refusal, past the bound", send(fake.Now()))
+	refusedWith429(t, "a request that arrived a second ago", send(fake.Now().Add(-time.Second)))
+	unanswered(t, "held refusals", held...)
 	fake.Step(time.Second - time.Millisecond)
-	unanswered("held refusals a millisecond before their second", held...)
+	unanswered(t, "held refusals a millisecond before their second", held...)
 	fake.Step(time.Millisecond)
 	for _, s := range held {
-		refused("held refusal after its second", s)
+		refusedWith429(t, "held refusal after its second", s)
 	}
 	if n := c.tarpit.holding(); n != 0 {
 		t.Fatalf("%d refusals still held", n)

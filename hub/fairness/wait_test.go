@@ -3,7 +3,6 @@ package fairness
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -58,16 +57,8 @@ func TestControllerQueueWaitFromArrival(t *testing.T) {
 		"bob": make(chan struct{}), "alice": make(chan struct{}), "carol": make(chan struct{}),
 	}}
 	limited := chain(t, c, g)
-	type sent struct {
-		w        *httptest.ResponseRecorder
-		answered chan int
-	}
 	send := func(name string, arrived time.Time) sent {
-		r := testReq{u: &user.DefaultInfo{Name: name}, verb: "create"}.request()
-		r = r.WithContext(apirequest.WithReceivedTimestamp(r.Context(), arrived))
-		s := sent{w: httptest.NewRecorder(), answered: make(chan int, 1)}
-		go func() { limited.ServeHTTP(s.w, r); s.answered <- s.w.Code }()
-		return s
+		return sendAt(limited, name, "create", arrived, nil)
 	}
 	hold := func(name string) sent {
 		s := send(name, fake.Now())
@@ -79,18 +70,11 @@ func TestControllerQueueWaitFromArrival(t *testing.T) {
 	bobTenant, _ := testKeyer().Tenant(context.Background(), &user.DefaultInfo{Name: "bob"})
 	stillWaiting := func(s sent, what string) {
 		t.Helper()
-		select {
-		case code := <-s.answered:
-			t.Fatalf("%s: answered %d before its wait was up: %s", what, code, s.w.Body)
-		default:
-		}
+		unanswered(t, what+" (before its wait was up)", s)
 	}
 	refused := func(s sent, what string) {
 		t.Helper()
-		if code := <-s.answered; code != http.StatusTooManyRequests {
-			t.Fatalf("%s: answered %d, want 429: %s", what, code, s.w.Body)
-		}
-		checkTooMany(t, s.w)
+		refusedWith429(t, what, s)
 	}
 
 	// bob uses his share: two seats.
