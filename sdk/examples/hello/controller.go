@@ -15,6 +15,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/wharfhub/wharf/sdk/clusters"
+	"github.com/wharfhub/wharf/sdk/fairqueue"
 )
 
 var greetingsGVR = schema.GroupVersionResource{Group: "hello.wharf.dev", Version: "v1alpha1", Resource: "greetings"}
@@ -22,18 +23,31 @@ var greetingsGVR = schema.GroupVersionResource{Group: "hello.wharf.dev", Version
 // replier answers every Greeting in every workspace that enabled hello:
 // status.reply = "Hello, <spec.message>". It is the sample of a provider
 // controller across workspaces: one wildcard informer keyed by cluster,
-// and writes through a client scoped to the object's own workspace.
+// and writes through a client scoped to the object's own workspace, and a
+// fair queue (sdk/fairqueue): tenants take turns, so one tenant's
+// thousands of Greetings never hold up another's (issue 24, B-D).
 type replier struct {
 	informer *clusters.Informer
 	queue    workqueue.TypedRateLimitingInterface[string]
+	// tenants names the tenant of a workspace from the paths the hub
+	// asserted on requests to the backend (main.go); until one is
+	// known, each workspace is a tenant of its own.
+	tenants *fairqueue.Tenants
 	// clients holds one client per workspace written to, on the
 	// provider's own identity.
 	clients *clusters.Clients[*dynamic.DynamicClient]
 }
 
-func newReplier(cfg *rest.Config) (*replier, error) {
-	r := &replier{clients: clusters.NewClients(cfg, dynamic.NewForConfig),
-		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
+func newReplier(cfg *rest.Config, tenants *fairqueue.Tenants) (*replier, error) {
+	r := &replier{clients: clusters.NewClients(cfg, dynamic.NewForConfig), tenants: tenants}
+	r.queue = fairqueue.New(fairqueue.Config[string]{
+		Name:     "hello-greetings",
+		TenantOf: tenants.OfKey,
+		// A tenant over the bound loses its newest keys from the queue,
+		// never its Greetings: they are in the informer's cache, and
+		// resync adds back those still unanswered once its turn drains.
+		Resync: r.resync,
+	})
 	enqueue := func(obj interface{}) {
 		if key, err := clusters.Key(obj); err == nil {
 			r.queue.Add(key)
@@ -80,6 +94,32 @@ func (r *replier) next(ctx context.Context) bool {
 	return true
 }
 
+// resync adds back the unanswered Greetings of one tenant, from the cache.
+func (r *replier) resync(tenant string) {
+	l := r.informer.Lister()
+	for _, cluster := range l.Clusters() {
+		if r.tenants.Of(cluster) != tenant {
+			continue
+		}
+		objs, err := l.List(cluster, nil)
+		if err != nil {
+			continue
+		}
+		for _, o := range objs {
+			if g := o.(*unstructured.Unstructured); !answered(g) {
+				r.queue.Add(clusters.ToKey(cluster, g.GetNamespace(), g.GetName()))
+			}
+		}
+	}
+}
+
+// answered reports whether g's reply is up to date.
+func answered(g *unstructured.Unstructured) bool {
+	msg, _, _ := unstructured.NestedString(g.Object, "spec", "message")
+	got, _, _ := unstructured.NestedString(g.Object, "status", "reply")
+	return got == "Hello, "+msg
+}
+
 // reply writes status.reply of one Greeting, in the workspace it came from.
 func (r *replier) reply(ctx context.Context, key string) error {
 	cluster, ns, name, err := clusters.SplitKey(key)
@@ -91,11 +131,11 @@ func (r *replier) reply(ctx context.Context, key string) error {
 		return err
 	}
 	g := obj.(*unstructured.Unstructured)
-	msg, _, _ := unstructured.NestedString(g.Object, "spec", "message")
-	want := "Hello, " + msg
-	if got, _, _ := unstructured.NestedString(g.Object, "status", "reply"); got == want {
+	if answered(g) {
 		return nil
 	}
+	msg, _, _ := unstructured.NestedString(g.Object, "spec", "message")
+	want := "Hello, " + msg
 	// The write goes to the cluster the object was read from, never to
 	// another.
 	dyn, err := r.clients.For(cluster)

@@ -18,6 +18,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/wharfhub/wharf/sdk"
+	"github.com/wharfhub/wharf/sdk/fairqueue"
 )
 
 //go:embed ui greetings.yaml
@@ -28,6 +29,10 @@ type hello struct {
 	// returns, so handlers may read it without a lock.
 	replier *replier
 	stop    context.CancelFunc
+	// tenants learns each workspace's path from the identity the hub
+	// asserts on backend requests; the controller's fair queue groups
+	// workspaces by it.
+	tenants fairqueue.Tenants
 }
 
 func (h *hello) Manifest() sdk.Manifest {
@@ -79,7 +84,7 @@ func (h *hello) Manifest() sdk.Manifest {
 		}
 	})
 	return sdk.Manifest{Name: "hello", DisplayName: "Hello", Version: "v0.1.0", Category: "examples",
-		Description: "Says hello to whoever calls.", UI: ui, Backend: mux, CRDs: [][]byte{crd}}
+		Description: "Says hello to whoever calls.", UI: ui, Backend: h.tenants.Middleware(mux), CRDs: [][]byte{crd}}
 }
 
 // Start runs the controller for the provider's life, not the Start call's.
@@ -87,7 +92,7 @@ func (h *hello) Start(_ context.Context, hc sdk.HubConfig) error {
 	if hc.RestConfig == nil {
 		return errors.New("hello: the hub gave no credentials")
 	}
-	r, err := newReplier(hc.RestConfig)
+	r, err := newReplier(hc.RestConfig, &h.tenants)
 	if err != nil {
 		return err
 	}
