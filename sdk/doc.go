@@ -29,9 +29,14 @@
 //     HubConfig.RestConfig;
 //   - declare ReplicasSingle if it keeps per-process state that requests
 //     depend on (revdial tunnels);
-//   - not import the hub, the apiserver or etcd (enforced by a test).
+//   - not import the hub, the apiserver or etcd (enforced by a test);
+//   - give a controller that serves every workspace a queue where tenants
+//     take turns (package sdk/fairqueue), not one FIFO queue: otherwise one
+//     tenant's thousands of objects delay every other tenant's.
 //
-// The wire protocol lives in package sdk/plugin; package sdk/testkit runs a
+// Package sdk/clusters watches a provider's resources across workspaces
+// and writes back to one; package sdk/fairqueue is the work queue for such
+// a controller (round-robin between tenants, a bound per tenant). The wire protocol lives in package sdk/plugin; package sdk/testkit runs a
 // provider under a minimal hub stand-in for go test.
 package sdk
 

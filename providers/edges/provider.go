@@ -22,6 +22,7 @@ import (
 	"github.com/wharfhub/wharf/revdial"
 	"github.com/wharfhub/wharf/sdk"
 	"github.com/wharfhub/wharf/sdk/clusters"
+	"github.com/wharfhub/wharf/sdk/fairqueue"
 )
 
 //go:embed crd.yaml
@@ -57,6 +58,9 @@ type Provider struct {
 	tunnels *registry
 	metrics *metrics
 	queue   workqueue.TypedRateLimitingInterface[string]
+	// tenants learns workspace paths from the identity the hub asserts on
+	// backend requests, for the status queue's turns.
+	tenants fairqueue.Tenants
 	egress  http.Handler
 	// graceOver is set once the startup grace has passed.
 	graceOver atomic.Bool
@@ -87,7 +91,7 @@ func (p *Provider) Manifest() sdk.Manifest {
 		EdgeProxyAccess: false,
 		CRDs:            [][]byte{crdYAML},
 		UI:              uiFiles(),
-		Backend:         p.buildHandler(),
+		Backend:         p.tenants.Middleware(p.buildHandler()),
 	}
 }
 
@@ -153,8 +157,17 @@ func (p *Provider) start(sp startParams) error {
 	p.rdOpts = revdial.Options{KeepAliveInterval: p.cfg.KeepAliveInterval.Duration, ReadDeadline: p.cfg.ReadDeadline.Duration}
 	p.rd = revdial.NewServer(protocol.BackendPrefix+protocol.PickupPrefix, p.rdOpts)
 	p.metrics = newMetrics(p.rd.Stats)
-	p.queue = workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: "edges-status"})
+	// Tenants take turns (sdk/fairqueue): one tenant's thousands of Edges
+	// do not hold up another's status (issue 24, B-D). A key dropped
+	// over the bound is added back with the rest of its tenant's edges.
+	p.queue = fairqueue.New(fairqueue.Config[string]{Name: "edges-status", TenantOf: p.tenants.OfKey,
+		Resync: func(tenant string) {
+			for _, key := range p.store.keys() {
+				if p.tenants.OfKey(key) == tenant {
+					p.queue.Add(key)
+				}
+			}
+		}})
 	p.ctx, p.cancel = context.WithCancel(klog.NewContext(context.Background(), klog.Background().WithName("edges")))
 	p.done = make(chan struct{})
 

@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/wharfhub/wharf/sdk/clusters"
+	"github.com/wharfhub/wharf/sdk/fairqueue"
 )
 
 // Finalizer keeps a ResourceProxy until its APIServices are gone, so a
@@ -41,9 +42,26 @@ type Controller struct {
 
 // NewController watches ResourceProxies across the workspaces that
 // enabled the provider.
+//
+// Its queue takes turns between tenants (sdk/fairqueue), so one tenant's
+// hundreds of workspaces of proxies, each requeued every resync, do not
+// hold up another's (issue 24, B-D).
 func NewController(cfg *rest.Config, routes *Routes, targets *Targets) (*Controller, error) {
-	c := &Controller{routes: routes, targets: targets, clients: clusters.NewClients(cfg, dynamic.NewForConfig),
-		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
+	c := &Controller{routes: routes, targets: targets, clients: clusters.NewClients(cfg, dynamic.NewForConfig)}
+	c.queue = fairqueue.New(fairqueue.Config[string]{
+		Name:     "resource-proxy",
+		TenantOf: routes.tenantOf,
+		// A cluster dropped over the bound lost its place in the resync
+		// chain (AddAfter below): add back every cluster of the tenant
+		// that has proxies, or routes left to remove.
+		Resync: func(tenant string) {
+			for _, cl := range append(c.informer.Lister().Clusters(), routes.clusters()...) {
+				if routes.tenantOf(cl) == tenant {
+					c.queue.Add(cl)
+				}
+			}
+		},
+	})
 	enqueue := func(obj any) {
 		if cl := clusters.ClusterOf(obj); cl != "" {
 			c.queue.Add(cl)

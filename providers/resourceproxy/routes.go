@@ -1,6 +1,10 @@
 package resourceproxy
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/wharfhub/wharf/sdk/fairqueue"
+)
 
 // Route is how one client workspace's group/version is proxied.
 type Route struct {
@@ -85,6 +89,27 @@ func (t *Routes) Path(cluster string) string {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	return t.paths[cluster]
+}
+
+// clusters lists the clusters that have routes.
+func (t *Routes) clusters() []string {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	out := make([]string, 0, len(t.byCluster))
+	for cl := range t.byCluster {
+		out = append(out, cl)
+	}
+	return out
+}
+
+// tenantOf names the tenant of a cluster for the controller's fair queue:
+// the tree of its path (sdk/fairqueue TreeOf) once a request through the
+// hub told it, else the cluster alone. It answers from memory.
+func (t *Routes) tenantOf(cluster string) string {
+	if p := t.Path(cluster); p != "" {
+		return "tree:" + fairqueue.TreeOf(p)
+	}
+	return "cluster:" + cluster
 }
 
 // Cluster returns every route of one cluster.
