@@ -38,11 +38,12 @@ type replier struct {
 	clients *clusters.Clients[*dynamic.DynamicClient]
 }
 
-func newReplier(cfg *rest.Config, tenants *fairqueue.Tenants) (*replier, error) {
+func newReplier(cfg *rest.Config, tenants *fairqueue.Tenants, maxPerTenant int) (*replier, error) {
 	r := &replier{clients: clusters.NewClients(cfg, dynamic.NewForConfig), tenants: tenants}
 	r.queue = fairqueue.New(fairqueue.Config[string]{
-		Name:     "hello-greetings",
-		TenantOf: tenants.OfKey,
+		Name:         "hello-greetings",
+		TenantOf:     tenants.OfKey,
+		MaxPerTenant: maxPerTenant,
 		// A tenant over the bound loses its newest keys from the queue,
 		// never its Greetings: they are in the informer's cache, and
 		// resync adds back those still unanswered once its turn drains.

@@ -87,12 +87,23 @@ func (h *hello) Manifest() sdk.Manifest {
 		Description: "Says hello to whoever calls.", UI: ui, Backend: h.tenants.Middleware(mux), CRDs: [][]byte{crd}}
 }
 
+// config is hello's --provider-config (YAML).
+type config struct {
+	// MaxQueuedPerTenant bounds the Greetings of one tenant waiting in
+	// the controller's queue; 0 means fairqueue.DefaultMaxPerTenant.
+	MaxQueuedPerTenant int `json:"maxQueuedPerTenant,omitempty"`
+}
+
 // Start runs the controller for the provider's life, not the Start call's.
 func (h *hello) Start(_ context.Context, hc sdk.HubConfig) error {
 	if hc.RestConfig == nil {
 		return errors.New("hello: the hub gave no credentials")
 	}
-	r, err := newReplier(hc.RestConfig, &h.tenants)
+	var cfg config
+	if err := hc.DecodeConfig(&cfg); err != nil {
+		return err
+	}
+	r, err := newReplier(hc.RestConfig, &h.tenants, cfg.MaxQueuedPerTenant)
 	if err != nil {
 		return err
 	}

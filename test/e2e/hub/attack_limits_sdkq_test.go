@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -39,14 +40,24 @@ var greetingsGVR = schema.GroupVersionResource{Group: "hello.wharf.dev", Version
 // whole backlog. The order of the replies is read from their
 // resourceVersions afterwards (one etcd, so one revision sequence), not
 // from the clock.
+//
+// hello's queue is bounded here to 50 Greetings per tenant, so most of the
+// backlog is dropped from the queue on arrival: every one of them must be
+// answered all the same (the queue resyncs the tenant from the informer's
+// cache when its turn drains).
 func TestAttackLimitsSDKQueueHello(t *testing.T) {
 	t.Parallel()
-	const backlog = 300
+	const backlog, bound = 300, 50
 	ctx := context.Background()
 	hello := providerBinary(t, "./sdk/examples/hello", "hello")
+	helloCfg := filepath.Join(t.TempDir(), "hello.yaml")
+	if err := os.WriteFile(helloCfg, fmt.Appendf(nil, "maxQueuedPerTenant: %d\n", bound), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	// No health ping while the provider is stopped: a restart would list
 	// anew while the backlog is still being written.
-	h := startHub(t, hubOptions{extraArgs: []string{"--provider", "hello=" + hello, "--provider-health-interval", "1h"}})
+	h := startHub(t, hubOptions{extraArgs: []string{"--provider", "hello=" + hello, "--provider-config", "hello=" + helloCfg,
+		"--provider-health-interval", "1h"}})
 	ids := map[string]string{}
 	for _, ws := range []string{"sdkq-x", "sdkq-y"} {
 		ids["root:"+ws] = h.createWorkspace("root", ws)
@@ -127,8 +138,8 @@ func TestAttackLimitsSDKQueueHello(t *testing.T) {
 			victorRV, err = strconv.ParseInt(g.GetResourceVersion(), 10, 64)
 			return err
 		})
-		// Every greeting is answered in the end; count those answered
-		// after the victim's.
+		// Every greeting is answered in the end, those dropped over the
+		// bound too; count those answered after the victim's.
 		after := 0
 		eventually(t, 5*time.Minute, func() error {
 			list, err := att.List(ctx, metav1.ListOptions{})
@@ -158,6 +169,9 @@ func TestAttackLimitsSDKQueueHello(t *testing.T) {
 		t.Logf("attacker's greetings answered after the victim's: %d of %d", after, backlog)
 		if after == 0 {
 			t.Errorf("the victim's greeting was answered after all %d of the attacker's: the hello controller took them in arrival order", backlog)
+		}
+		if !strings.Contains(h.log.String(), "tenant over its bound") {
+			t.Errorf("hello's queue never reached its bound of %d (no log line): the row did not test recovery of dropped items", bound)
 		}
 	})
 }
