@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -145,6 +146,39 @@ func r24bLoadRows(slow []net.Conn) []r24Row {
 			// Her share ran out, not his: the flood is hers.
 			if throttled == 0 {
 				t.Errorf("none of her %d requests got 429: the flood was not counted against her share of %d", len(targets)*n, r24bInflight/10)
+			}
+			// She lets the name victor write in her home and sends writes
+			// as victor whose bodies never arrive: they hold seats of her
+			// share, so her own writes wait, and his do not.
+			vars := r24bVars(e, "45")
+			e.mustReq(t, http.StatusCreated, "", "mallory", http.MethodPost, "/clusters/{malloryHome}/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings", "",
+				`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"r24b-victor"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"edit"},"subjects":[{"kind":"User","name":"victor"}]}`)
+			asVictorProbe := dryRunCM("mallory", "/clusters/{malloryHome}")
+			asVictorProbe.header = asVictor
+			eventually(t, 30*time.Second, func() error { // the binding reaches the authorizer
+				if code, b := e.send(asVictorProbe, vars); code != http.StatusCreated {
+					return fmt.Errorf("a write as victor in her home: %d %.200s", code, b)
+				}
+				return nil
+			})
+			u, _ := url.Parse(e.h.URL)
+			start := "POST " + cmPath("/clusters/"+e.vars["malloryHome"]) + " HTTP/1.1\r\nHost: " + u.Host +
+				"\r\nAuthorization: Bearer mallory-token\r\nImpersonate-User: victor\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"
+			held := r24Hold(t, e, 30, true, start)
+			if err := saturated(e, vars, dryRunCM("mallory", "/clusters/{malloryHome}")); err != nil {
+				t.Errorf("her own writes while victor's impersonated ones hold seats: %v", err)
+			}
+			r24VictorOK(t, e, "impslow", 6)
+			for _, c := range held {
+				c.Close()
+			}
+			if err := waitFor(60*time.Second, func() error {
+				if code, b := e.send(dryRunCM("mallory", "/clusters/{malloryHome}"), vars); code != http.StatusCreated {
+					return fmt.Errorf("her write after closing them: %d %.200s", code, b)
+				}
+				return nil
+			}); err != nil {
+				t.Error(err)
 			}
 		}},
 		{id: "r24b:29", what: "a watch-cache relist closes victor's watch cleanly, and he resumes", run: func(t *testing.T, e *attackEnv) {
