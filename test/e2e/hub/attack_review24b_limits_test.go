@@ -96,6 +96,67 @@ func r24bLimitRows() []r24Row {
 			}
 			e.mustReq(t, http.StatusCreated, "", "victor", http.MethodPost, "/clusters/{victorHome}"+wsAPI, "", childWS("r24b-fine"))
 		}},
+		{id: "r24b:43", what: "aggregated ClusterRoles relabelled in a loop while victor aggregates his", run: func(t *testing.T, e *attackEnv) {
+			crs := home + "/apis/rbac.authorization.k8s.io/v1/clusterroles"
+			for i := 0; i < 10; i++ {
+				e.mustReq(t, http.StatusCreated, "", "mallory", http.MethodPost, crs, "",
+					fmt.Sprintf(`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"r24b-agg-%d"},"aggregationRule":{"clusterRoleSelectors":[{"matchLabels":{"agg":"x"}}]}}`, i))
+			}
+			for i := 0; i < 20; i++ {
+				e.mustReq(t, http.StatusCreated, "", "mallory", http.MethodPost, crs, "",
+					fmt.Sprintf(`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"r24b-part-%d","labels":{"agg":"x"}},"rules":[{"apiGroups":[""],"resources":["configmaps"],"verbs":["get"],"resourceNames":["n%d"]}]}`, i, i))
+			}
+			// Her churn runs until victor's aggregate is written back.
+			stop := make(chan struct{})
+			codes := make(chan map[int]int, 4)
+			for k := 0; k < 4; k++ {
+				go func() {
+					got := map[int]int{}
+					defer func() { codes <- got }()
+					for n := 0; ; n++ {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						label := map[bool]string{true: "x", false: "y"}[n%2 == 0]
+						code, _ := e.req("mallory", http.MethodPatch, fmt.Sprintf("%s/r24b-part-%d", crs, (k*5+n)%20), "application/merge-patch+json",
+							fmt.Sprintf(`{"metadata":{"labels":{"agg":%q}}}`, label))
+						got[code]++
+					}
+				}()
+			}
+			vcrs := "/clusters/{victorHome}/apis/rbac.authorization.k8s.io/v1/clusterroles"
+			e.mustReq(t, http.StatusCreated, "", "victor", http.MethodPost, vcrs, "",
+				`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"r24b-vagg"},"aggregationRule":{"clusterRoleSelectors":[{"matchLabels":{"vagg":"x"}}]}}`)
+			e.mustReq(t, http.StatusCreated, "", "victor", http.MethodPost, vcrs, "",
+				`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"r24b-vpart","labels":{"vagg":"x"}},"rules":[{"apiGroups":[""],"resources":["secrets"],"verbs":["list"]}]}`)
+			err := waitFor(2*time.Minute, func() error { // bounds a starved write-back only
+				if b := e.mustReq(t, http.StatusOK, "", "victor", http.MethodGet, vcrs+"/r24b-vagg", "", ""); !strings.Contains(b, `"resources":["secrets"]`) {
+					return fmt.Errorf("victor's aggregate not written back while her churn runs: %.300s", b)
+				}
+				return nil
+			})
+			close(stop)
+			total := map[int]int{}
+			for k := 0; k < 4; k++ {
+				for c, n := range <-codes {
+					total[c] += n
+				}
+			}
+			t.Logf("her relabels while victor's aggregate was written back: %v", total)
+			if err != nil {
+				t.Error(err)
+			}
+			for c := range total {
+				if c != http.StatusOK && c != http.StatusTooManyRequests {
+					t.Errorf("her relabels answered %d (%v)", c, total)
+				}
+			}
+			if total[http.StatusOK] == 0 {
+				t.Errorf("none of her relabels was applied: %v", total)
+			}
+		}},
 		{id: "r24b:38", what: "a JSON patch of 10,001 operations", run: func(t *testing.T, e *attackEnv) {
 			cms := cmPath(home)
 			e.mustReq(t, http.StatusCreated, "", "mallory", http.MethodPost, cms, "", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"r24b-jp"},"data":{"k":"small"}}`)
