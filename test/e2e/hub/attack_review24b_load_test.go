@@ -96,7 +96,9 @@ func r24bReinit(resp *http.Response) bool {
 // r24bListRV is the resourceVersion of a list of victor's ConfigMaps.
 func r24bListRV(t *testing.T, e *attackEnv) string {
 	t.Helper()
-	var l struct{ Metadata struct{ ResourceVersion string } }
+	var l struct {
+		Metadata struct{ ResourceVersion string }
+	}
 	b := e.mustReq(t, http.StatusOK, "", "victor", http.MethodGet, cmPath("/clusters/{victorHome}"), "", "")
 	if err := json.Unmarshal([]byte(b), &l); err != nil || l.Metadata.ResourceVersion == "" {
 		t.Fatalf("victor's list: %v %.200s", err, b)
