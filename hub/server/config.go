@@ -289,6 +289,9 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		return nil, err
 	}
 	extra.ServiceAccounts.throttle = throttle.WithSessionCheck(extra.Login.Sessions().Authentic)
+	// Opaque tokens are verified by the throttle itself while only the
+	// hub-wide failure budget is used up (hub/authn, B-F).
+	throttle.WithCheapTokens(cheapTokens(&extra))
 	if extra.Replicas, err = o.newReplicaSet(ctx, &extra, gc.LoopbackClientConfig); err != nil {
 		return nil, err
 	}
