@@ -1,6 +1,7 @@
 package fairness
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	apirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/endpoints/responsewriter"
 	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
 	"k8s.io/apiserver/pkg/util/flowcontrol/fairqueuing/eventclock"
 	fcrequest "k8s.io/apiserver/pkg/util/flowcontrol/request"
@@ -31,8 +33,9 @@ var readOnlyVerbs = sets.New("get", "list", "watch")
 // Filter bounds the provider routes' requests per tenant with a flow
 // control of its own: the same fair queues, budgets and shares as the
 // API's (a Controller), but its own seats, so that provider streams never
-// use up the API's budget, and the API's tarpit, so that both refusal
-// paths hold a refusal alike and together within the same bounds.
+// use up the API's budget, and the API's tarpit and denial pacing, so
+// that both paths hold a tenant's refusals and pace its denials alike and
+// together, within the same bounds.
 type Filter struct {
 	Flow *Controller
 }
@@ -81,7 +84,7 @@ func isProbe(info *apirequest.RequestInfo) bool {
 // request waits in its tenant's fair queue, then the hub's, at most the
 // API's queue wait from its arrival here; refused, it is answered the
 // API's 429 Status with Retry-After, held until a second after its
-// arrival (tarpit.go).
+// arrival (tarpit.go). Its 403s are paced as the API's (denials.go).
 func (f Filter) WithProviderLimit(handler http.Handler, s runtime.NegotiatedSerializer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
@@ -91,6 +94,15 @@ func (f Filter) WithProviderLimit(handler http.Handler, s runtime.NegotiatedSeri
 			ctx = apirequest.WithReceivedTimestamp(ctx, f.Flow.waitClock.Now())
 			r = r.WithContext(ctx)
 		}
+		// The API's per-request state and writer: a 403 (the caller may
+		// not use the workspace it named, or the provider denied it) is
+		// paced as the API's denials are, while it holds its seat
+		// (denials.go). The wrapper keeps Flusher and Hijacker, which
+		// streams and upgrades need.
+		st := &state{}
+		ctx = context.WithValue(ctx, stateKey{}, st)
+		r = r.WithContext(ctx)
+		rw := responsewriter.WrapForHTTP1Or2(&refusalWriter{ResponseWriter: w, st: st, r: r, s: s})
 		u, _ := apirequest.UserFrom(ctx)
 		verb := "get"
 		switch r.Method {
@@ -103,7 +115,7 @@ func (f Filter) WithProviderLimit(handler http.Handler, s runtime.NegotiatedSeri
 		served := false
 		f.Flow.Handle(ctx, digest, noteNothing, oneSeat, nil, func() {
 			served = true
-			handler.ServeHTTP(w, r)
+			handler.ServeHTTP(rw, r)
 		})
 		if !served {
 			tooMany(w, r, s, schema.GroupVersion{})

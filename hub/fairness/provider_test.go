@@ -174,3 +174,29 @@ func TestProviderRequestsQueue(t *testing.T) {
 	close(g.release["bob"])
 	answeredWith(t, "queued, then served", http.StatusCreated, queued)
 }
+
+// TestProviderDenialsArePaced: a provider route's 403s are paced with
+// the API's buckets (denials.go): a tenant's burst is shared by both
+// paths, and a 403 over it waits for its token, on the fake clock.
+func TestProviderDenialsArePaced(t *testing.T) {
+	fake := clocktesting.NewFakeClock(time.Now().Add(10 * 365 * 24 * time.Hour))
+	limits := Limits{ReadOnly: 4, Mutating: 4, TenantReadOnly: 2, TenantMutating: 2}
+	api, err := NewController(ControllerConfig{
+		Keyer: testKeyer(), Limits: limits, HubQueues: 8, QueueWait: time.Hour, Clock: eventclock.Real{}, WaitClock: fake,
+		DenialRate: 1, DenialBurst: 1, DenialHold: time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forbid := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusForbidden) })
+	provider := providerFilter(t, limits, 0, fake, api).WithProviderLimit(forbid, scheme.NewCodecs(scheme.New()))
+	bob := &user.DefaultInfo{Name: "bob"}
+	answeredWith(t, "bob's first 403 (his burst)", http.StatusForbidden, sendProvider(provider, http.MethodGet, bob, false, fake.Now()))
+	paced := sendProvider(provider, http.MethodGet, bob, false, fake.Now())
+	for api.denials.held.Load() != 1 {
+		time.Sleep(time.Millisecond)
+	}
+	unanswered(t, "bob's second 403, over his burst", paced)
+	fake.Step(time.Second)
+	answeredWith(t, "bob's second 403 once his token came", http.StatusForbidden, paced)
+}

@@ -97,13 +97,13 @@ func arrival(ctx context.Context, c clock.PassiveClock) time.Time {
 	return now
 }
 
-// ShareRefusals makes c hold its refusals in from's tarpit, within the
-// same bounds: the provider routes' flow control (filter.go) and the
-// API's hold a tenant's refusals together, so a tenant flooding both
-// holds no more than one alone. A nil from leaves c's own. Call it
-// before c serves.
+// ShareRefusals makes c hold its refusals in from's tarpit and pace its
+// denials with from's buckets, within the same bounds: the provider
+// routes' flow control (filter.go) and the API's hold a tenant's refusals
+// and pace its 403s together, so a tenant flooding both gets no more than
+// one alone. A nil from leaves c's own. Call it before c serves.
 func (c *Controller) ShareRefusals(from *Controller) {
 	if from != nil {
-		c.tarpit = from.tarpit
+		c.tarpit, c.denials = from.tarpit, from.denials
 	}
 }
