@@ -41,8 +41,8 @@ type Filter struct {
 }
 
 // NewProviderFilter returns the provider routes' Filter: o's budgets and
-// shares, queues and queue wait, with api's tarpit (nil: refusals are
-// answered at once).
+// shares, queues and queue wait, with api's tarpit and denial pacing
+// (nil: refusals are answered at once and denials not paced).
 //
 // Before it (outside attack review B-E) the provider routes counted
 // requests with a bare limiter that refused at once: 200 concurrent
