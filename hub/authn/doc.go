@@ -95,11 +95,20 @@
 //     service-account token and first browser login keep working.
 //   - In total: failures also charge one hub-wide bucket
 //     (--authn-failure-rate-limit-total, --authn-failure-rate-burst-total;
-//     100/s, 2000 by default, 0 for none). Over it, every address is
-//     treated as over budget, so a flood spread over many addresses
-//     costs at most that many evaluations a second. Known-good
-//     credentials, the hub's own tokens and the generated admin token
-//     always pass.
+//     100/s, 2000 by default, 0 for none). Over it, a credential that
+//     verifies is still served: other people's failures must not refuse
+//     it (outside attack review B-F: random tokens from 250 addresses
+//     kept the bucket empty, and a valid static token from an address
+//     that had never failed got 429 in 6 of 8 tries). An opaque token is
+//     verified by the throttle itself (static and provider tokens: a
+//     lookup, cheaper than the 429), served if good, else refused and
+//     charged to its address, so each address still guesses at most its
+//     own budget. A JWT or cookie not known good (a signature check) is
+//     evaluated only from an address that has not failed since it earned
+//     its last token back: a flood spread over addresses costs at most
+//     --authn-failure-rate-limit evaluations a second per address, not
+//     its burst. Known-good credentials, the hub's own tokens and the
+//     generated admin token always pass.
 //   - The hub's own loopback token and the generated admin token are known
 //     good from every address from the start, so a flood from a shared
 //     address cannot lock the hub, or its administrator after a restart,

@@ -45,7 +45,7 @@ func NewThrottleOptions() *ThrottleOptions {
 func (o *ThrottleOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&o.FailureRate, "authn-failure-rate-limit", o.FailureRate, "Failed authentications per second per client address on the API and provider routes; an address over budget gets 429 for credentials not known good. X-Forwarded-For is believed from --trusted-proxy-cidrs.")
 	fs.IntVar(&o.FailureBurst, "authn-failure-rate-burst", o.FailureBurst, "Failed authentications in a row per client address before --authn-failure-rate-limit applies.")
-	fs.Float64Var(&o.FailureRateTotal, "authn-failure-rate-limit-total", o.FailureRateTotal, "Failed authentications per second on the whole hub, whatever the address; over budget, credentials not known good get 429. 0 means no hub-wide bound.")
+	fs.Float64Var(&o.FailureRateTotal, "authn-failure-rate-limit-total", o.FailureRateTotal, "Failed authentications per second on the whole hub, whatever the address; over budget, a credential not known good is served only if it verifies at once (an opaque token, by a lookup) or comes from an address that has not failed lately (a JWT, a session cookie); others get 429 and are charged to their address. 0 means no hub-wide bound.")
 	fs.IntVar(&o.FailureBurstTotal, "authn-failure-rate-burst-total", o.FailureBurstTotal, "Failed authentications in a row on the whole hub before --authn-failure-rate-limit-total applies.")
 }
 
@@ -80,6 +80,9 @@ type Throttle struct {
 	good *lru.Cache
 	// sealed holds what is known of unguessable credentials (sealed.go).
 	sealed *sealedSet
+	// cheap verifies guessable credentials at the cost of a lookup
+	// (WithCheapTokens); nil: none is verified before authentication.
+	cheap authenticator.Token
 }
 
 // anyAddress files credentials the hub itself knows to be good (Remember)
@@ -112,6 +115,16 @@ const hubWide = "*"
 // every cookie not known good waits while its address is over budget.
 func (t *Throttle) WithSessionCheck(authentic func(*http.Request) bool) *Throttle {
 	t.sealed.authentic = authentic
+	return t
+}
+
+// WithCheapTokens sets the authenticator of every guessable credential
+// the hub accepts (static and provider tokens: a lookup, cheaper than the
+// 429 itself), which the throttle runs itself while only the hub-wide
+// budget is used up: a credential it accepts is served (outside attack
+// review B-F).
+func (t *Throttle) WithCheapTokens(a authenticator.Token) *Throttle {
+	t.cheap = a
 	return t
 }
 
@@ -162,16 +175,51 @@ func isJWT(tok string) bool {
 	return true
 }
 
-// over reports whether addr or the whole hub is over its failure budget,
-// and how long until both have a token again.
-func (t *Throttle) over(addr string) (bool, time.Duration) {
-	over, wait := t.failures.Exhausted(addr)
+// over reports whether addr, and whether the whole hub, is over its
+// failure budget, and how long until both have a token again.
+func (t *Throttle) over(addr string) (addrOver, hubOver bool, wait time.Duration) {
+	addrOver, wait = t.failures.Exhausted(addr)
 	if t.total != nil {
 		if o, w := t.total.Exhausted(hubWide); o {
-			over, wait = true, max(wait, w)
+			hubOver, wait = true, max(wait, w)
 		}
 	}
-	return over, wait
+	return addrOver, hubOver, wait
+}
+
+// charge counts one failed authentication from addr, and hub-wide.
+func (t *Throttle) charge(addr string) {
+	t.failures.Charge(addr)
+	if t.total != nil {
+		t.total.Charge(hubWide)
+	}
+}
+
+// verifiedWhileHubOver decides a credential not known good, from an
+// address within its own budget, while the hub-wide budget is used up
+// (by others: B-F drained it with random tokens from 250 addresses, and a
+// valid token from an address that had never failed then got 429). A
+// guessable credential is verified at once by the cheap authenticator,
+// and served if it is good; if not, it is charged as any failure, so each
+// address still guesses at most its own budget. An unguessable one (a JWT
+// not known good: its check is a signature, the CPU the hub-wide budget
+// bounds) is evaluated only from an address that has not failed since it
+// earned its last token back, so a flood spread over addresses costs at
+// most --authn-failure-rate-limit evaluations a second per address; a
+// failure there is charged by Authenticator.
+func (t *Throttle) verifiedWhileHubOver(r *http.Request, addr, cred string, unguessable bool) bool {
+	if unguessable {
+		return t.failures.Untouched(addr)
+	}
+	if t.cheap != nil {
+		if tok, ok := strings.CutPrefix(cred, "Bearer "); ok {
+			if _, ok, err := t.cheap.AuthenticateToken(r.Context(), strings.TrimSpace(tok)); ok && err == nil {
+				return true
+			}
+		}
+	}
+	t.charge(addr)
+	return false
 }
 
 // digest keeps credentials out of memory structures that outlive the
@@ -227,23 +275,22 @@ func (t *Throttle) Authenticator(delegate authenticator.Request) authenticator.R
 			if unguessable {
 				t.sealed.failed(cred)
 			}
-			t.failures.Charge(login.ClientAddress(r, t.trusted))
-			if t.total != nil {
-				t.total.Charge(hubWide)
-			}
+			t.charge(login.ClientAddress(r, t.trusted))
 		}
 		return resp, ok, err
 	})
 }
 
 // WithThrottle refuses, with 429 and Retry-After, a request whose client
-// address, or the whole hub, is over its failure budget, unless its
-// credential is known good: a guessable one authenticated from this
-// address before, an unguessable one authenticated anywhere before (or
-// minted by the hub, or a session cookie whose seal is the hub's) and not
-// failed since (sealed.go). It must run before authentication, so that a
-// refused credential is never evaluated. Requests without a credential
-// pass: they guess nothing and cost no verification.
+// address is over its failure budget, unless its credential is known
+// good: a guessable one authenticated from this address before, an
+// unguessable one authenticated anywhere before (or minted by the hub, or
+// a session cookie whose seal is the hub's) and not failed since
+// (sealed.go). While only the whole hub is over its budget, a credential
+// not known good is decided by verifiedWhileHubOver: one that verifies is
+// served, whatever others failed. It must run before authentication, so
+// that a refused credential is never evaluated. Requests without a
+// credential pass: they guess nothing and cost no verification.
 func (t *Throttle) WithThrottle(delegate http.Handler, s runtime.NegotiatedSerializer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		addr := login.ClientAddress(r, t.trusted)
@@ -254,8 +301,9 @@ func (t *Throttle) WithThrottle(delegate http.Handler, s runtime.NegotiatedSeria
 			delegate.ServeHTTP(w, r)
 			return
 		}
-		over, wait := t.over(addr)
-		if !over || (!unguessable && t.known(addr, cred)) || (unguessable && t.sealed.mayPass(r, cred)) {
+		addrOver, hubOver, wait := t.over(addr)
+		if (!addrOver && !hubOver) || (!unguessable && t.known(addr, cred)) || (unguessable && t.sealed.mayPass(r, cred)) ||
+			(!addrOver && t.verifiedWhileHubOver(r, addr, cred, unguessable)) {
 			delegate.ServeHTTP(w, r)
 			return
 		}

@@ -68,8 +68,17 @@ func TestThrottleSealed(t *testing.T) {
 			{addr: "192.0.2.1", auth: bogusJWT(0), want: 401},
 			{addr: "192.0.2.2", auth: bogusJWT(1), want: 401},
 			{addr: "192.0.2.3", auth: "Bearer guess", want: 401},
-			{name: "each address is within its own budget, the hub is not", addr: "192.0.2.4", auth: bogusJWT(2), want: 429},
+			{name: "the hub is over; a JWT from an address that never failed is evaluated", addr: "192.0.2.4", auth: bogusJWT(2), want: 401},
+			{name: "that address then waits for its token back", addr: "192.0.2.4", auth: bogusJWT(3), want: 429},
+			{name: "a wrong guess within the address's budget is refused, and charged", addr: "192.0.2.5", auth: "Bearer guess", want: 429},
+			{name: "a valid token never used, from an address that never failed, is served (B-F)", addr: "192.0.2.7", auth: "Bearer fresh-token", want: 200},
+			{name: "so it is from an address within its own budget", addr: "192.0.2.5", auth: "Bearer fresh-token-2", want: 200},
 			{addr: "192.0.2.5", auth: "Bearer guess", want: 429},
+			{addr: "192.0.2.5", auth: "Bearer guess", want: 429},
+			{addr: "192.0.2.5", auth: "Bearer guess", want: 429},
+			{addr: "192.0.2.5", auth: "Bearer guess", want: 429},
+			{name: "over its own budget an address gets 429 for what it never used", addr: "192.0.2.5", auth: "Bearer fresh-token", want: 429},
+			{name: "but what worked there before passes", addr: "192.0.2.5", auth: "Bearer fresh-token-2", want: 200},
 			{name: "known-good credentials still pass", addr: "192.0.2.9", auth: "Bearer good-token", want: 200},
 			{name: "so do the hub's own", addr: "192.0.2.6", auth: jwtMinted, want: 200},
 		}},
@@ -84,7 +93,7 @@ func TestThrottleSealed(t *testing.T) {
 			})
 			th.Remember("Bearer " + jwtMinted)
 			th.Remember("Bearer " + jwtGone)
-			h := throttledServer(t, th, jwtGood, jwtOther, jwtMinted, "good-token")
+			h := throttledServer(t, th, jwtGood, jwtOther, jwtMinted, "good-token", "fresh-token", "fresh-token-2")
 			for i, s := range tc.steps {
 				r := httptest.NewRequest(http.MethodGet, "/api", nil)
 				r.RemoteAddr = s.addr + ":4444"

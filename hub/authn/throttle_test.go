@@ -146,6 +146,7 @@ func throttledServer(t *testing.T, th *Throttle, tokens ...string) http.Handler 
 	if err != nil {
 		t.Fatal(err)
 	}
+	th.WithCheapTokens(static)
 	var auth authenticator.Request = bearertoken.New(static)
 	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	failed := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusUnauthorized) })

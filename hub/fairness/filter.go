@@ -1,16 +1,22 @@
 package fairness
 
 import (
+	"context"
 	"net/http"
 	"slices"
+	"strings"
 
+	flowcontrol "k8s.io/api/flowcontrol/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	apirequest "k8s.io/apiserver/pkg/endpoints/request"
-	"k8s.io/klog/v2"
+	"k8s.io/apiserver/pkg/endpoints/responsewriter"
+	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
+	"k8s.io/apiserver/pkg/util/flowcontrol/fairqueuing/eventclock"
+	fcrequest "k8s.io/apiserver/pkg/util/flowcontrol/request"
 
 	"github.com/wharfhub/wharf/hub/authn"
 )
@@ -24,10 +30,38 @@ const retryAfterSeconds = 1
 
 var readOnlyVerbs = sets.New("get", "list", "watch")
 
-// Filter limits requests per tenant; one Filter is one set of budgets.
+// Filter bounds the provider routes' requests per tenant with a flow
+// control of its own: the same fair queues, budgets and shares as the
+// API's (a Controller), but its own seats, so that provider streams never
+// use up the API's budget, and the API's tarpit and denial pacing, so
+// that both paths hold a tenant's refusals and pace its denials alike and
+// together, within the same bounds.
 type Filter struct {
-	Limiter *Limiter
-	Keyer   Keyer
+	Flow *Controller
+}
+
+// NewProviderFilter returns the provider routes' Filter: o's budgets and
+// shares, queues and queue wait, with api's tarpit and denial pacing
+// (nil: refusals are answered at once and denials not paced).
+//
+// Before it (outside attack review B-E) the provider routes counted
+// requests with a bare limiter that refused at once: 200 concurrent
+// requests to a provider, each sent again the moment its 429 came,
+// turned into ~2,300 refusals a second, each paid in TLS,
+// authentication and encoding, and another tenant's CRUD on the API fell
+// to 2.5 ops/s. Now a request over its tenant's share waits briefly in
+// its tenant's fair queue as the API's do, and a refusal is answered a
+// second after its arrival.
+func (o *Options) NewProviderFilter(keyer Keyer, api *Controller) (Filter, error) {
+	c, err := NewController(ControllerConfig{
+		Keyer: keyer, Limits: o.Limits(), QueueLength: queueLength, HubQueues: hubQueues, QueueWait: queueWait,
+		Clock: eventclock.Real{},
+	})
+	if err != nil {
+		return Filter{}, err
+	}
+	c.ShareRefusals(api)
+	return Filter{Flow: c}, nil
 }
 
 // isProbe reports a health probe: GET of exactly /livez, /readyz or
@@ -43,40 +77,55 @@ func isProbe(info *apirequest.RequestInfo) bool {
 	return !info.IsResourceRequest && info.Verb == "get" && slices.Contains(authn.HealthPaths(), info.Path)
 }
 
-// WithProviderLimit limits authenticated requests of the provider routes,
+// WithProviderLimit bounds authenticated requests of the provider routes,
 // which bypass the API chain. Every one counts, streams and upgrades
 // included (the client alone declares a request long-running there), GET,
-// HEAD and OPTIONS as read-only. Its Filter should have a Limiter of its
-// own, so that provider streams never use up the API's budget.
+// HEAD and OPTIONS as read-only, each one seat. Over its tenant's share a
+// request waits in its tenant's fair queue, then the hub's, at most the
+// API's queue wait from its arrival here; refused, it is answered the
+// API's 429 Status with Retry-After, held until a second after its
+// arrival (tarpit.go). Its 403s are paced as the API's (denials.go).
 func (f Filter) WithProviderLimit(handler http.Handler, s runtime.NegotiatedSerializer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		kind := Mutating
+		ctx := r.Context()
+		if _, ok := apirequest.ReceivedTimestampFrom(ctx); !ok {
+			// The API chain's filter that records it is not on this
+			// route; the wait and the hold count from here.
+			ctx = apirequest.WithReceivedTimestamp(ctx, f.Flow.waitClock.Now())
+			r = r.WithContext(ctx)
+		}
+		// The API's per-request state and writer: a 403 (the caller may
+		// not use the workspace it named, or the provider denied it) is
+		// paced as the API's denials are, while it holds its seat
+		// (denials.go). The wrapper keeps Flusher and Hijacker, which
+		// streams and upgrades need.
+		st := &state{}
+		ctx = context.WithValue(ctx, stateKey{}, st)
+		r = r.WithContext(ctx)
+		rw := responsewriter.WrapForHTTP1Or2(&refusalWriter{ResponseWriter: w, st: st, r: r, s: s})
+		u, _ := apirequest.UserFrom(ctx)
+		verb := "get"
 		switch r.Method {
 		case http.MethodGet, http.MethodHead, http.MethodOptions:
-			kind = ReadOnly
+		default:
+			// Any verb but get, list and watch is mutating.
+			verb = strings.ToLower(r.Method)
 		}
-		f.serve(w, r, kind, handler, func() { tooMany(w, r, s, schema.GroupVersion{}) })
+		digest := utilflowcontrol.RequestDigest{RequestInfo: &apirequest.RequestInfo{Verb: verb, Path: r.URL.Path}, User: u}
+		served := false
+		f.Flow.Handle(ctx, digest, noteNothing, oneSeat, nil, func() {
+			served = true
+			handler.ServeHTTP(rw, r)
+		})
+		if !served {
+			tooMany(w, r, s, schema.GroupVersion{})
+		}
 	})
 }
 
-func (f Filter) serve(w http.ResponseWriter, r *http.Request, kind Kind, next http.Handler, reject func()) {
-	u, _ := apirequest.UserFrom(r.Context())
-	tenant, exempt := f.Keyer.Tenant(r.Context(), u)
-	if exempt {
-		next.ServeHTTP(w, r)
-		return
-	}
-	release, ok := f.Limiter.Acquire(tenant, kind)
-	if !ok {
-		// The tenant key is a workspace path or user name, never a
-		// credential.
-		klog.V(3).InfoS("Request over its tenant's in-flight share or the hub's budget", "tenant", tenant, "mutating", kind == Mutating, "path", r.URL.Path)
-		reject()
-		return
-	}
-	defer release()
-	next.ServeHTTP(w, r)
-}
+func oneSeat() fcrequest.WorkEstimate { return fcrequest.WorkEstimate{InitialSeats: 1} }
+
+func noteNothing(*flowcontrol.FlowSchema, *flowcontrol.PriorityLevelConfiguration, string) {}
 
 // tooMany answers as kube-apiserver's Status for 429, with Retry-After.
 func tooMany(w http.ResponseWriter, r *http.Request, s runtime.NegotiatedSerializer, gv schema.GroupVersion) {

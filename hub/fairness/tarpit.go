@@ -96,3 +96,14 @@ func arrival(ctx context.Context, c clock.PassiveClock) time.Time {
 	}
 	return now
 }
+
+// ShareRefusals makes c hold its refusals in from's tarpit and pace its
+// denials with from's buckets, within the same bounds: the provider
+// routes' flow control (filter.go) and the API's hold a tenant's refusals
+// and pace its 403s together, so a tenant flooding both gets no more than
+// one alone. A nil from leaves c's own. Call it before c serves.
+func (c *Controller) ShareRefusals(from *Controller) {
+	if from != nil {
+		c.tarpit, c.denials = from.tarpit, from.denials
+	}
+}

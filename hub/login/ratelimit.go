@@ -71,6 +71,19 @@ func (l *RateLimiter) Exhausted(addr string) (bool, time.Duration) {
 	return true, d
 }
 
+// Untouched reports whether addr's bucket is full: the address has not
+// been charged since it earned its last token back. An address never seen
+// is untouched.
+func (l *RateLimiter) Untouched(addr string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	v, ok := l.buckets.Get(addr)
+	if !ok {
+		return true
+	}
+	return v.(*rate.Limiter).TokensAt(l.clock.Now()) >= float64(l.burst)
+}
+
 // Charge takes a token for addr if one is left; an address already over
 // budget stays so.
 func (l *RateLimiter) Charge(addr string) {

@@ -116,9 +116,10 @@
 // trickled to a provider that reads it, a stream), each a goroutine, a
 // connection and the provider's capacity. [Backend.WithLimit] puts
 // authenticated requests behind a per-tenant bound once the caller is
-// known (hub/fairness, with a limiter of its own, so provider streams
-// never use up the API's budget); every such request counts, streams and
-// upgrades included, since only the client declares them long-running
+// known (hub/fairness: a flow control of its own, so provider streams
+// never use up the API's budget, with the API's fair queues, and its
+// refusals held in the API's tarpit); every such request counts, streams
+// and upgrades included, since only the client declares them long-running
 // here. Public paths carry no caller and are not bounded per tenant;
 // requests forwarded by another replica were bounded there.
 //

@@ -30,6 +30,12 @@ func staticTokens(adminToken, tokenFile string) (authenticator.Token, error) {
 	return static, nil
 }
 
+// cheapTokens are the hub's guessable credentials, each verified by a
+// lookup: the static tokens and the hub-minted provider tokens.
+func cheapTokens(extra *ExtraConfig) authenticator.Token {
+	return tokenunion.New(extra.LoginDeps.StaticTokens, extra.Catalog.tokens)
+}
+
 // newAuthenticator authenticates requests through hub/authn's union: the
 // static tokens and the hub-minted provider tokens, hub service-account
 // tokens, then OIDC ID tokens if --oidc-* is set, then the browser session

@@ -67,6 +67,11 @@ type workspaceRBAC struct {
 // created a moment ago through another replica), resolve now, after
 // authentication, instead of denying.
 func (w *workspaceRBAC) withCluster(ctx context.Context) context.Context {
+	if t, ok := cluster.TargetFrom(ctx); ok && t.Explicit && !t.IsWildcard() {
+		// A workspace named for the first time costs the same whether
+		// it exists or not (hub/workspaces asked.go, B-H).
+		w.resolver.Asked(ctx, t.Raw)
+	}
 	if _, ok := cluster.From(ctx); ok || cluster.IsWildcard(ctx) {
 		return ctx
 	}

@@ -289,6 +289,9 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		return nil, err
 	}
 	extra.ServiceAccounts.throttle = throttle.WithSessionCheck(extra.Login.Sessions().Authentic)
+	// Opaque tokens are verified by the throttle itself while only the
+	// hub-wide failure budget is used up (hub/authn, B-F).
+	throttle.WithCheapTokens(cheapTokens(&extra))
 	if extra.Replicas, err = o.newReplicaSet(ctx, &extra, gc.LoopbackClientConfig); err != nil {
 		return nil, err
 	}
@@ -311,10 +314,17 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	// Upstream's priority-and-fairness filter, between impersonation and
 	// authorization, runs the hub's tenant flow control (hub/fairness).
 	costs := fairness.NewEstimator(fairness.EstimatorEntries)
-	if gc.FlowControl, err = o.Fairness.NewController(keyer, costs); err != nil {
+	flow, err := o.Fairness.NewController(keyer, costs)
+	if err != nil {
 		return nil, err
 	}
-	providerFairness := fairness.Filter{Limiter: fairness.NewLimiter(o.Fairness.Limits()), Keyer: keyer}
+	gc.FlowControl = flow
+	// The provider routes' seats are their own; their refusals are held
+	// with the API's (hub/fairness).
+	providerFairness, err := o.Fairness.NewProviderFilter(keyer, flow)
+	if err != nil {
+		return nil, err
+	}
 	gc.BuildHandlerChainFunc = func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
 		// Listed from the innermost filter out; a request passes them in
 		// the reverse order.
@@ -356,8 +366,9 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		// paths (agent tunnels) carry no credentials. The backend proxy
 		// authenticates and checks workspace access itself (hub/proxy).
 		// The provider routes have no budget of their own upstream; each
-		// tenant's authenticated requests there are bounded the same way,
-		// with a limiter of their own so streams never use up the API's.
+		// tenant's authenticated requests there are bounded, queued and
+		// refused the same way, with seats of their own so streams never
+		// use up the API's.
 		backend.WithLimit(func(next http.Handler) http.Handler { return providerFairness.WithProviderLimit(next, c.Serializer) })
 		h = proxy.WithProviderRoutes(h, backend, ui, c.Authentication.Authenticator, c.Authentication.APIAudiences)
 		// The portal's pages and files need no authentication: the shell

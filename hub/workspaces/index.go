@@ -195,6 +195,7 @@ func (x *Index) Cached(raw string) (Info, bool) {
 // first misses share one read (misses.go): resolving a missing workspace
 // must cost what resolving an existing one does.
 func (x *Index) Resolve(ctx context.Context, raw string) (Info, error) {
+	x.Asked(ctx, raw)
 	if info, ok := x.Cached(raw); ok {
 		return info, nil
 	}
@@ -233,6 +234,7 @@ func (x *Index) PathOf(ctx context.Context, id cluster.ID) (cluster.Path, error)
 }
 
 func (x *Index) read(ctx context.Context, id cluster.ID) (record, error) {
+	indexReads.Inc()
 	resp, err := x.client.Get(ctx, x.clustersKey+string(id))
 	if err != nil {
 		return record{}, fmt.Errorf("reading workspace %s: %w", id, err)
@@ -248,6 +250,7 @@ func (x *Index) read(ctx context.Context, id cluster.ID) (record, error) {
 }
 
 func (x *Index) lookupPath(ctx context.Context, path cluster.Path) (cluster.ID, error) {
+	indexReads.Inc()
 	resp, err := x.client.Get(ctx, x.pathsKey+string(path))
 	if err != nil {
 		return "", fmt.Errorf("reading workspace %s: %w", path, err)

@@ -49,6 +49,9 @@ type misses struct {
 	mu      sync.Mutex
 	entries *lru.Cache // raw segment -> *missEntry
 	flight  singleflight.Group
+	// asked makes a caller's first naming of any segment cost one read
+	// (asked.go).
+	asked *asked
 }
 
 type missEntry struct {
@@ -57,7 +60,15 @@ type missEntry struct {
 }
 
 func newMisses(c clock.PassiveClock) *misses {
-	return &misses{clock: c, entries: lru.New(missEntries)}
+	return &misses{clock: c, entries: lru.New(missEntries), asked: newAsked(c)}
+}
+
+// remembered reports whether lookup would answer raw from memory.
+func (m *misses) remembered(raw string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.entries.Get(raw)
+	return ok && m.clock.Since(v.(*missEntry).at) < MissStale
 }
 
 // lookup reports whether raw is a remembered miss, and whether the caller
