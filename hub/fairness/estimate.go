@@ -53,6 +53,8 @@ func NewEstimator(entries int) *Estimator {
 // measure of what a hidden workspace holds.
 type sizeKey struct {
 	viewer, cluster, group, resource, namespace string
+	// path names an API document (documents.go); "" for a list.
+	path string
 }
 
 func keyOf(ctx context.Context, info *request.RequestInfo, namespace string) sizeKey {
@@ -75,6 +77,13 @@ func viewerOf(ctx context.Context) string {
 // Seats estimates a read-only request's width: unknown while the size is
 // not known, else in [1, most].
 func (e *Estimator) Seats(ctx context.Context, info *request.RequestInfo, rawQuery string, unknown, most uint64) uint64 {
+	if isDocument(info) {
+		size, ok := e.size(documentKey(ctx, info))
+		if !ok {
+			return unknown
+		}
+		return seatsOf(size, most)
+	}
 	if !info.IsResourceRequest || info.Subresource != "" || (info.Verb == "get" && info.Name != "") {
 		return 1
 	}
@@ -94,6 +103,11 @@ func (e *Estimator) Seats(ctx context.Context, info *request.RequestInfo, rawQue
 	if !ok {
 		return unknown
 	}
+	return seatsOf(size, most)
+}
+
+// seatsOf is the width of a response of size bytes, in [1, most].
+func seatsOf(size int64, most uint64) uint64 {
 	seats := uint64((size + BytesPerSeat - 1) / BytesPerSeat)
 	return min(max(seats, 1), most)
 }
@@ -129,7 +143,8 @@ func (e *Estimator) record(k sizeKey, n int64, whole bool) {
 func (e *Estimator) WithCost(handler http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info, ok := request.RequestInfoFrom(r.Context())
-		if !ok || !info.IsResourceRequest || info.Verb != "list" || info.Subresource != "" {
+		document := ok && isDocument(info)
+		if !ok || (!document && (!info.IsResourceRequest || info.Verb != "list" || info.Subresource != "")) {
 			handler.ServeHTTP(w, r)
 			return
 		}
@@ -137,6 +152,12 @@ func (e *Estimator) WithCost(handler http.Handler) http.Handler {
 		handler.ServeHTTP(responsewriter.WrapForHTTP1Or2(cw), r)
 		n := cw.close()
 		if cw.code != http.StatusOK {
+			return
+		}
+		if document {
+			// Only raises: the same document in another form (protobuf,
+			// or one group's part) must not make the next one cheap.
+			e.record(documentKey(r.Context(), info), n, false)
 			return
 		}
 		q := r.URL.Query()
