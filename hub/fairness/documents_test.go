@@ -66,6 +66,9 @@ func TestEstimatorDocuments(t *testing.T) {
 	}
 	seats := func(ctx context.Context, path string) uint64 { return e.Seats(ctx, doc(path), "", 40, 100) }
 	bob, bobElsewhere, alice := as("bob", "root:users:bob"), as("bob", "root:users:bob:child"), as("alice", "root:users:bob")
+	// gone is bob after he hung up: his answers were cut short.
+	gone, hangUp := context.WithCancel(bob)
+	hangUp()
 	for _, s := range []struct {
 		name string
 		do   func()
@@ -82,6 +85,9 @@ func TestEstimatorDocuments(t *testing.T) {
 		{name: "a larger one raises it", do: func() { serve(bob, "/openapi/v2", 5<<20, http.StatusOK) }, ctx: bob, path: "/openapi/v2", want: 20},
 		{name: "small discovery costs one", do: func() { serve(bob, "/apis", 20<<10, http.StatusOK) }, ctx: bob, path: "/apis", want: 1},
 		{name: "an answer other than 200 teaches nothing", do: func() { serve(bob, "/apis/nope", 10, http.StatusNotFound) }, ctx: bob, path: "/apis/nope", want: 40},
+		{name: "an answer cut short teaches no first size", do: func() { serve(gone, "/openapi/v3/api/v1", 10, http.StatusOK) }, ctx: bob, path: "/openapi/v3/api/v1", want: 40},
+		{name: "an answer cut short does not lower it", do: func() { serve(gone, "/openapi/v2", 10, http.StatusOK) }, ctx: bob, path: "/openapi/v2", want: 20},
+		{name: "an answer cut short may raise it", do: func() { serve(gone, "/openapi/v2", 6<<20, http.StatusOK) }, ctx: bob, path: "/openapi/v2", want: 24},
 		{name: "not a document: one seat", do: func() { serve(bob, "/api/whoami", 10, http.StatusOK) }, ctx: bob, path: "/api/whoami", want: 1},
 	} {
 		if s.do != nil {

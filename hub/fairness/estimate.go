@@ -137,6 +137,16 @@ func (e *Estimator) record(k sizeKey, n int64, whole bool) {
 	e.sizes.Add(k, n)
 }
 
+// raise notes that k's answers are at least n bytes, if a smaller size
+// is known.
+func (e *Estimator) raise(k sizeKey, n int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if v, ok := e.sizes.Get(k); ok && v.(int64) < n {
+		e.sizes.Add(k, n)
+	}
+}
+
 // WithCost measures the list responses the hub writes and teaches the
 // Estimator their size. It runs inside authorization, so that only lists
 // the caller may make are learned.
@@ -154,15 +164,28 @@ func (e *Estimator) WithCost(handler http.Handler) http.Handler {
 		if cw.code != http.StatusOK {
 			return
 		}
+		// An answer cut short (the caller went away or stopped reading,
+		// the request timed out) says only that the size is at least n:
+		// it may raise what is known, never teach a first size, or a
+		// caller could make her next big lists cheap by hanging up early.
+		cut := cw.failed || r.Context().Err() != nil
+		k := keyOf(r.Context(), info, info.Namespace)
+		if document {
+			k = documentKey(r.Context(), info)
+		}
+		if cut {
+			e.raise(k, n)
+			return
+		}
 		if document {
 			// Only raises: the same document in another form (protobuf,
 			// or one group's part) must not make the next one cheap.
-			e.record(documentKey(r.Context(), info), n, false)
+			e.record(k, n, false)
 			return
 		}
 		q := r.URL.Query()
 		whole := q.Get("limit") == "" && q.Get("continue") == "" && q.Get("labelSelector") == "" && q.Get("fieldSelector") == ""
-		e.record(keyOf(r.Context(), info, info.Namespace), n, whole)
+		e.record(k, n, whole)
 	})
 }
 
@@ -174,6 +197,7 @@ type countingWriter struct {
 	http.ResponseWriter
 	code    int
 	n       int64
+	failed  bool // a write failed: the answer was cut short
 	started bool
 	pipe    *io.PipeWriter
 	done    chan int64
@@ -221,6 +245,9 @@ func (w *countingWriter) Write(b []byte) (int, error) {
 	}
 	n, err := w.ResponseWriter.Write(b)
 	w.n += int64(n)
+	if err != nil {
+		w.failed = true
+	}
 	if w.pipe != nil && n > 0 {
 		_, _ = w.pipe.Write(b[:n])
 	}
