@@ -2,6 +2,7 @@ package fairness
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -64,6 +65,17 @@ func TestEstimatorDocuments(t *testing.T) {
 		r := httptest.NewRequest(http.MethodGet, path, nil)
 		h.ServeHTTP(httptest.NewRecorder(), r.WithContext(apirequest.WithRequestInfo(ctx, doc(path))))
 	}
+	// serveGzip answers path with n bytes that gzip to next to nothing.
+	serveGzip := func(ctx context.Context, path string, n int) {
+		h := e.WithCost(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Encoding", "gzip")
+			zw := gzip.NewWriter(w)
+			_, _ = zw.Write(bytes.Repeat([]byte("a"), n))
+			_ = zw.Close()
+		}))
+		r := httptest.NewRequest(http.MethodGet, path, nil)
+		h.ServeHTTP(httptest.NewRecorder(), r.WithContext(apirequest.WithRequestInfo(ctx, doc(path))))
+	}
 	seats := func(ctx context.Context, path string) uint64 { return e.Seats(ctx, doc(path), "", 40, 100) }
 	bob, bobElsewhere, alice := as("bob", "root:users:bob"), as("bob", "root:users:bob:child"), as("alice", "root:users:bob")
 	// gone is bob after he hung up: his answers were cut short.
@@ -88,6 +100,7 @@ func TestEstimatorDocuments(t *testing.T) {
 		{name: "an answer cut short teaches no first size", do: func() { serve(gone, "/openapi/v3/api/v1", 10, http.StatusOK) }, ctx: bob, path: "/openapi/v3/api/v1", want: 40},
 		{name: "an answer cut short does not lower it", do: func() { serve(gone, "/openapi/v2", 10, http.StatusOK) }, ctx: bob, path: "/openapi/v2", want: 20},
 		{name: "an answer cut short may raise it", do: func() { serve(gone, "/openapi/v2", 6<<20, http.StatusOK) }, ctx: bob, path: "/openapi/v2", want: 24},
+		{name: "a gzipped document is counted as sent (compressed once, hub/apiview)", do: func() { serveGzip(bob, "/openapi/v3/apis/apps/v1", 10<<20) }, ctx: bob, path: "/openapi/v3/apis/apps/v1", want: 1},
 		{name: "not a document: one seat", do: func() { serve(bob, "/api/whoami", 10, http.StatusOK) }, ctx: bob, path: "/api/whoami", want: 1},
 	} {
 		if s.do != nil {

@@ -158,7 +158,9 @@ func (e *Estimator) WithCost(handler http.Handler) http.Handler {
 			handler.ServeHTTP(w, r)
 			return
 		}
-		cw := &countingWriter{ResponseWriter: w, code: http.StatusOK}
+		// A document is counted as sent: the hub compresses each one
+		// once (hub/apiview), so what an answer costs is what it sends.
+		cw := &countingWriter{ResponseWriter: w, code: http.StatusOK, asSent: document}
 		handler.ServeHTTP(responsewriter.WrapForHTTP1Or2(cw), r)
 		n := cw.close()
 		if cw.code != http.StatusOK {
@@ -198,6 +200,7 @@ type countingWriter struct {
 	code    int
 	n       int64
 	failed  bool // a write failed: the answer was cut short
+	asSent  bool // count the bytes sent, compressed or not
 	started bool
 	pipe    *io.PipeWriter
 	done    chan int64
@@ -205,7 +208,7 @@ type countingWriter struct {
 
 func (w *countingWriter) start() {
 	w.started = true
-	if w.ResponseWriter.Header().Get("Content-Encoding") != "gzip" {
+	if w.asSent || w.ResponseWriter.Header().Get("Content-Encoding") != "gzip" {
 		return
 	}
 	pr, pw := io.Pipe()
