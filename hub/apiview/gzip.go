@@ -81,7 +81,7 @@ func (g *gzipOnce) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if z.lastModified != "" {
 		h.Set("Last-Modified", z.lastModified)
 	}
-	if r.Header.Get("If-None-Match") == etag {
+	if noneMatch(r.Header.Get("If-None-Match"), etag) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
@@ -111,6 +111,19 @@ func acceptsGzip(r *http.Request) bool {
 				q := strings.ReplaceAll(params, " ", "")
 				return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
 			}
+		}
+	}
+	return false
+}
+
+// noneMatch reports whether an If-None-Match header matches etag, as
+// net/http's ServeContent (which kube-openapi's handler answers with)
+// decides it: "*", or any listed tag, weakly compared.
+func noneMatch(header, etag string) bool {
+	for _, tag := range strings.Split(header, ",") {
+		tag = strings.TrimSpace(tag)
+		if tag == "*" || strings.TrimPrefix(tag, "W/") == strings.TrimPrefix(etag, "W/") {
+			return true
 		}
 	}
 	return false
