@@ -7,10 +7,12 @@ package fairness
 // review (B-A) measured 2.4–3.7 s of CPU for one 889 KB ConfigMap of
 // 60,000 keys, dry run or not, refused or not: a few ms per KiB at worst.
 // At 8 KiB a seat, a tenant's share of 20 mutating seats holds at most
-// about 160 KiB of bodies at once, a core's worth at that worst rate,
-// whereas ten such bodies took both cores of a 2-core hub and its lease
-// renewals with them. Ordinary writes (a Deployment applied by kubectl,
-// a few KiB with its last-applied annotation) take one or two seats.
+// about 160 KiB of bodies at once (or one larger body alone), about half
+// a second of one core's work at that worst rate, whereas ten such
+// bodies at once were half a minute of work: both cores of a 2-core hub,
+// and its lease renewals with them. Ordinary writes (a Deployment
+// applied by kubectl, a few KiB with its last-applied annotation) take
+// one or two seats.
 const WriteBytesPerSeat = 8 << 10
 
 // writeSeats is a mutating request's width, from the body length it
