@@ -156,7 +156,7 @@ func TestAttackLimitsCPU(t *testing.T) {
 	refused := func(t *testing.T, s step) {
 		t.Helper()
 		if err := tooMany(e, e.vars, s); err != nil {
-			t.Fatalf("while the held request holds her share: %v", err)
+			t.Fatalf("while the held request holds her share: %.400s", err)
 		}
 	}
 
