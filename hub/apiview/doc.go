@@ -24,6 +24,9 @@
 // when it is byte for byte what each of them would get; the URLs inside
 // the OpenAPI v3 index carry the /clusters/<workspace> prefix the caller
 // used, so clients cache each workspace's documents under its own URL.
+// OpenAPI v2 is gzipped once per view, form and version (gzip.go), not
+// per request: per-request compression of megabytes let one tenant's
+// share of GETs take every core (issue 24, second review, B-C).
 // Until the provider catalog has loaded, only the hub's own groups are
 // visible (fail closed, as the enablement filter answers 503 then).
 // Authorization (who may read discovery and OpenAPI of a workspace at

@@ -171,7 +171,7 @@ func (o *OpenAPI) build(crds []*crdSpec) (*served, error) {
 	}
 	mux := http.NewServeMux()
 	handler.NewOpenAPIService(v2).RegisterOpenAPIVersionedService("/openapi/v2", mux)
-	s := &served{v2: mux, v3: handler3.NewOpenAPIService(), gvs: map[string]bool{}}
+	s := &served{v2: newGzipOnce(mux), v3: handler3.NewOpenAPIService(), gvs: map[string]bool{}}
 	for gv, doc := range o.baseV3 {
 		s.v3.UpdateGroupVersion(gv, doc)
 		s.gvs[gv] = true

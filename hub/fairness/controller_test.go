@@ -47,10 +47,12 @@ type testReq struct {
 	settle   bool // once held, wait until it holds no seat (a watch past its initial list)
 	wantHeld bool // held in flight; otherwise answered at once with want
 	want     int
+	length   int64 // the body's announced length (Content-Length), -1 unknown
 }
 
 func (rq testReq) request() *http.Request {
 	r := httptest.NewRequest(http.MethodPost, "/api/v1/namespaces/default/configmaps?"+rq.query, nil)
+	r.ContentLength = rq.length
 	if rq.longRun {
 		r.Header.Set("long", "1")
 	}

@@ -20,8 +20,18 @@
 //     watch) and mutating separately, as --max-requests-inflight and
 //     --max-mutating-requests-inflight count. A tenant's share is
 //     --max-requests-inflight-tenant-fraction of each budget (at least
-//     one seat). A mutating request or a get of one object takes one
-//     seat; a list takes one per BytesPerSeat of what the caller's own
+//     one seat). A get of one object takes one seat. A mutating
+//     request takes one per WriteBytesPerSeat (8 KiB) of the body it
+//     announces, counted before the body is read, and its tenant's whole
+//     share when the length is unknown (chunked): decoding and
+//     validating a large body costs CPU before anything can refuse it
+//     (second outside review, B-A: 2.4–3.7 s per 889 KB ConfigMap of
+//     60,000 keys, refused or not; B-B: 900 KB merge patches). A GET of
+//     an API document (OpenAPI, discovery) takes one per BytesPerSeat of
+//     what that caller was last answered on that path in that
+//     workspace, the whole share while unknown (B-C: 40 GETs of
+//     /openapi/v2 and discovery at once took both cores). A list takes
+//     one per BytesPerSeat of what the caller's own
 //     last lists of that resource in that workspace (and namespace)
 //     encoded (Estimator, learned by WithCost from allowed lists only, so
 //     that the cost of a list never depends on whether a workspace the
@@ -31,7 +41,11 @@
 //     that tenant does), and the tenant's whole share while its size is
 //     not known yet; a watch takes the same
 //     as a list while it sends its initial list, and one seat if it
-//     starts from a resource version.
+//     starts from a resource version. A size is learned only from an
+//     answer sent whole; one cut short (the caller hung up) may raise
+//     what is known, never set it. A write or document wider than its
+//     tenant's share (at most a quarter of the hub-wide budget) runs
+//     only while nothing else of that tenant's kind does.
 //   - Over its share, a request waits in its tenant's fair queue (at most
 //     50 requests), then in the hub's, where tenants are the flows: at
 //     most 5 s in all, counted from its arrival, so that time before the
@@ -80,9 +94,12 @@
 //     client (lease renewals of replicas: single providers, supervision,
 //     the controllers) is system:masters. What starved lease renewals in
 //     B2 was not a queue but the machine: 38 lists of 30 MB encoded at
-//     once. Size-based widths bound what is encoded at once: one
-//     big list per tenant, four of the biggest hub-wide, about
-//     --max-requests-inflight × 256 KiB in all.
+//     once (in the second review: large bodies decoded, documents
+//     gzipped at once). Size-based widths bound what is encoded at once:
+//     one big list per tenant, four of the biggest hub-wide, about
+//     --max-requests-inflight × 256 KiB in all; and what is decoded at
+//     once: about 160 KiB of bodies per tenant, or one larger body
+//     alone, and four of the largest hub-wide.
 //
 // Upstream's API Priority and Fairness is used as far as it fits: its
 // filter (k8s.io/apiserver/pkg/server/filters) in its place in the chain,

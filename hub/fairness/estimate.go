@@ -53,6 +53,8 @@ func NewEstimator(entries int) *Estimator {
 // measure of what a hidden workspace holds.
 type sizeKey struct {
 	viewer, cluster, group, resource, namespace string
+	// path names an API document (documents.go); "" for a list.
+	path string
 }
 
 func keyOf(ctx context.Context, info *request.RequestInfo, namespace string) sizeKey {
@@ -75,6 +77,13 @@ func viewerOf(ctx context.Context) string {
 // Seats estimates a read-only request's width: unknown while the size is
 // not known, else in [1, most].
 func (e *Estimator) Seats(ctx context.Context, info *request.RequestInfo, rawQuery string, unknown, most uint64) uint64 {
+	if isDocument(info) {
+		size, ok := e.size(documentKey(ctx, info))
+		if !ok {
+			return unknown
+		}
+		return seatsOf(size, most)
+	}
 	if !info.IsResourceRequest || info.Subresource != "" || (info.Verb == "get" && info.Name != "") {
 		return 1
 	}
@@ -94,6 +103,11 @@ func (e *Estimator) Seats(ctx context.Context, info *request.RequestInfo, rawQue
 	if !ok {
 		return unknown
 	}
+	return seatsOf(size, most)
+}
+
+// seatsOf is the width of a response of size bytes, in [1, most].
+func seatsOf(size int64, most uint64) uint64 {
 	seats := uint64((size + BytesPerSeat - 1) / BytesPerSeat)
 	return min(max(seats, 1), most)
 }
@@ -123,25 +137,57 @@ func (e *Estimator) record(k sizeKey, n int64, whole bool) {
 	e.sizes.Add(k, n)
 }
 
+// raise notes that k's answers are at least n bytes, if a smaller size
+// is known.
+func (e *Estimator) raise(k sizeKey, n int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if v, ok := e.sizes.Get(k); ok && v.(int64) < n {
+		e.sizes.Add(k, n)
+	}
+}
+
 // WithCost measures the list responses the hub writes and teaches the
 // Estimator their size. It runs inside authorization, so that only lists
 // the caller may make are learned.
 func (e *Estimator) WithCost(handler http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info, ok := request.RequestInfoFrom(r.Context())
-		if !ok || !info.IsResourceRequest || info.Verb != "list" || info.Subresource != "" {
+		document := ok && isDocument(info)
+		if !ok || (!document && (!info.IsResourceRequest || info.Verb != "list" || info.Subresource != "")) {
 			handler.ServeHTTP(w, r)
 			return
 		}
-		cw := &countingWriter{ResponseWriter: w, code: http.StatusOK}
+		// A document is counted as sent: the hub compresses each one
+		// once (hub/apiview), so what an answer costs is what it sends.
+		cw := &countingWriter{ResponseWriter: w, code: http.StatusOK, asSent: document}
 		handler.ServeHTTP(responsewriter.WrapForHTTP1Or2(cw), r)
 		n := cw.close()
 		if cw.code != http.StatusOK {
 			return
 		}
+		// An answer cut short (the caller went away or stopped reading,
+		// the request timed out) says only that the size is at least n:
+		// it may raise what is known, never teach a first size, or a
+		// caller could make her next big lists cheap by hanging up early.
+		cut := cw.failed || r.Context().Err() != nil
+		k := keyOf(r.Context(), info, info.Namespace)
+		if document {
+			k = documentKey(r.Context(), info)
+		}
+		if cut {
+			e.raise(k, n)
+			return
+		}
+		if document {
+			// Only raises: the same document in another form (protobuf,
+			// or one group's part) must not make the next one cheap.
+			e.record(k, n, false)
+			return
+		}
 		q := r.URL.Query()
 		whole := q.Get("limit") == "" && q.Get("continue") == "" && q.Get("labelSelector") == "" && q.Get("fieldSelector") == ""
-		e.record(keyOf(r.Context(), info, info.Namespace), n, whole)
+		e.record(k, n, whole)
 	})
 }
 
@@ -153,6 +199,8 @@ type countingWriter struct {
 	http.ResponseWriter
 	code    int
 	n       int64
+	failed  bool // a write failed: the answer was cut short
+	asSent  bool // count the bytes sent, compressed or not
 	started bool
 	pipe    *io.PipeWriter
 	done    chan int64
@@ -160,7 +208,7 @@ type countingWriter struct {
 
 func (w *countingWriter) start() {
 	w.started = true
-	if w.ResponseWriter.Header().Get("Content-Encoding") != "gzip" {
+	if w.asSent || w.ResponseWriter.Header().Get("Content-Encoding") != "gzip" {
 		return
 	}
 	pr, pw := io.Pipe()
@@ -200,6 +248,9 @@ func (w *countingWriter) Write(b []byte) (int, error) {
 	}
 	n, err := w.ResponseWriter.Write(b)
 	w.n += int64(n)
+	if err != nil {
+		w.failed = true
+	}
 	if w.pipe != nil && n > 0 {
 		_, _ = w.pipe.Write(b[:n])
 	}

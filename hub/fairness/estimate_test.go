@@ -36,6 +36,16 @@ func TestEstimator(t *testing.T) {
 		r = r.WithContext(apirequest.WithRequestInfo(in(ws), list))
 		h.ServeHTTP(httptest.NewRecorder(), r)
 	}
+	// serveCut answers a whole list of n bytes to a caller who has gone.
+	serveCut := func(ws string, n int) {
+		h := e.WithCost(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			_, _ = w.Write(bytes.Repeat([]byte("a"), n))
+		}))
+		ctx, cancel := context.WithCancel(apirequest.WithRequestInfo(in(ws), list))
+		cancel()
+		r := httptest.NewRequest(http.MethodGet, "/api/v1/namespaces/ns/configmaps", nil)
+		h.ServeHTTP(httptest.NewRecorder(), r.WithContext(ctx))
+	}
 	seats := func(ws string, info *apirequest.RequestInfo, query string) uint64 {
 		return e.Seats(in(ws), info, query, 40, 100)
 	}
@@ -54,7 +64,9 @@ func TestEstimator(t *testing.T) {
 		{name: "a watch with its initial list costs the list", ws: "a", info: &apirequest.RequestInfo{IsResourceRequest: true, Verb: "watch", Resource: "configmaps", Namespace: "ns"}, want: 10},
 		{name: "other workspaces are not charged", ws: "b", info: list, want: 40},
 		{name: "a small partial list does not lower it", do: func() { serve("a", "limit=1", 10, false) }, ws: "a", info: list, want: 10},
+		{name: "a whole list cut short (the caller hung up) does not set it", do: func() { serveCut("a", 10) }, ws: "a", info: list, want: 10},
 		{name: "a whole list sets it", do: func() { serve("a", "", 10, false) }, ws: "a", info: list, want: 1},
+		{name: "nor teach a first size", do: func() { serveCut("c", 10) }, ws: "c", info: list, want: 40},
 		{name: "beyond a tenant's share", do: func() { serve("a", "", 60*BytesPerSeat, false) }, ws: "a", info: list, want: 60},
 		{name: "bounded by the most", do: func() { serve("a", "", 1000*BytesPerSeat, false) }, ws: "a", info: list, want: 100},
 	}

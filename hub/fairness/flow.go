@@ -211,8 +211,14 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 	if readOnlyVerbs.Has(info.Verb) {
 		kind = ReadOnly
 	}
+	// Width follows cost (issue 24 B3, second review B-A to B-C): a
+	// write by its body's size (writes.go), a list or a large API
+	// document by the size its caller's last one had (estimate.go).
 	width := fcrequest.WorkEstimate{InitialSeats: 1}
-	if kind == ReadOnly && c.estimator != nil {
+	switch {
+	case kind == Mutating:
+		width.InitialSeats = writeSeats(st.contentLength, c.tenantSeats(kind), c.maxSeats(kind))
+	case c.estimator != nil:
 		width.InitialSeats = c.estimator.Seats(ctx, info, st.rawQuery, c.tenantSeats(kind), c.maxSeats(kind))
 	}
 	if c.keyer.Prepare != nil {

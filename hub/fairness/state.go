@@ -15,7 +15,10 @@ import (
 // registers a watch in a call of its own.
 type state struct {
 	rawQuery string
-	tenant   string
+	// contentLength is the body's announced length, -1 when unknown
+	// (chunked): a write is weighed by it before its body is read.
+	contentLength int64
+	tenant        string
 	// watchRelease ends the count of an admitted watch; RegisterWatch
 	// hands it to upstream's filter, which calls it when the watch ends.
 	watchRelease    func()
@@ -48,7 +51,7 @@ func (st *state) refuse(info *request.RequestInfo) {
 // would write a plain-text body.
 func WithState(handler http.Handler, s runtime.NegotiatedSerializer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		st := &state{rawQuery: r.URL.RawQuery}
+		st := &state{rawQuery: r.URL.RawQuery, contentLength: r.ContentLength}
 		rw := responsewriter.WrapForHTTP1Or2(&refusalWriter{ResponseWriter: w, st: st, r: r, s: s})
 		handler.ServeHTTP(rw, r.WithContext(context.WithValue(r.Context(), stateKey{}, st)))
 	})

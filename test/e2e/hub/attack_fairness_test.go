@@ -35,8 +35,10 @@ type slowPosts struct {
 // slowPost is one held request: who sends it, where.
 type slowPost struct{ token, path string }
 
-// open sends the headers of each POST and the first byte of a 100000-byte
-// body, and keeps the connection open.
+// open sends the headers of each POST and the first byte of an 8192-byte
+// body, and keeps the connection open. 8 KiB is one seat's worth
+// (fairness.WriteBytesPerSeat): each held POST holds one seat, as the
+// rows count; a larger body holds more (attack_limits_cpu_test.go).
 func (s *slowPosts) open(e *attackEnv, posts []slowPost) error {
 	pool := x509.NewCertPool()
 	pem, err := os.ReadFile(filepath.Join(e.h.opts.dataDir, "pki", "serving.crt"))
@@ -57,7 +59,7 @@ func (s *slowPosts) open(e *attackEnv, posts []slowPost) error {
 		s.conns = append(s.conns, c)
 		s.mu.Unlock()
 		req := "POST " + p.path + " HTTP/1.1\r\nHost: " + u.Host + "\r\nAuthorization: Bearer " + p.token +
-			"\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"
+			"\r\nContent-Type: application/json\r\nContent-Length: 8192\r\n\r\n{"
 		if _, err := c.Write([]byte(req)); err != nil {
 			return fmt.Errorf("writing: %w", err)
 		}
