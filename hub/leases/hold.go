@@ -106,7 +106,11 @@ func (g *Gate) hold(ctx context.Context, name string, l *coordinationv1.Lease, w
 	g.setHolder(name, g.cfg.Identity, observe)
 
 	validUntil := writeStart.Add(t.RenewDeadline)
-	renew := g.cfg.Clock.NewTimer(t.RetryPeriod)
+	// The first renewal is due RetryPeriod after the write that took the
+	// Lease began, at once if that has passed: on a loaded hub that write
+	// can take seconds, and a whole period more left the first renewal
+	// almost nothing of the deadline (fenced 0.5 s after the start).
+	renew := g.cfg.Clock.NewTimer(max(0, writeStart.Add(t.RetryPeriod).Sub(g.cfg.Clock.Now())))
 	defer renew.Stop()
 	fence := g.cfg.Clock.NewTimer(validUntil.Sub(g.cfg.Clock.Now()))
 	defer fence.Stop()
