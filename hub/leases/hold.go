@@ -134,7 +134,7 @@ loop:
 			// Another replica may take the Lease at LeaseDuration after
 			// the last successful renewal began; stopping now leaves the
 			// plugin LeaseDuration − RenewDeadline to be gone.
-			log.Info("Could not renew provider lease before its deadline; stopping the provider", "deadline", t.RenewDeadline)
+			log.Info("Could not renew provider lease before its deadline; stopping the provider", "deadline", t.RenewDeadline, "inFlight", running)
 		case <-renew.C():
 			start := g.cfg.Clock.Now()
 			if running >= maxRenewals || !start.Before(validUntil) {
