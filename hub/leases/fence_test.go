@@ -11,6 +11,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 
 	"github.com/wharfhub/wharf/test/kube"
@@ -57,6 +58,13 @@ func (p partitionedLeases) Update(ctx context.Context, l *coordinationv1.Lease, 
 		return nil, p.fail(ctx)
 	}
 	return p.LeaseInterface.Update(ctx, l, o)
+}
+
+func (p partitionedLeases) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, o metav1.PatchOptions, sub ...string) (*coordinationv1.Lease, error) {
+	if p.cut.Load() {
+		return nil, p.fail(ctx)
+	}
+	return p.LeaseInterface.Patch(ctx, name, pt, data, o, sub...)
 }
 
 func (p partitionedLeases) Create(ctx context.Context, l *coordinationv1.Lease, o metav1.CreateOptions) (*coordinationv1.Lease, error) {

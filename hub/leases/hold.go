@@ -2,11 +2,14 @@ package leases
 
 import (
 	"context"
+	"encoding/json"
+	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 )
@@ -68,11 +71,31 @@ func (g *Gate) claim(l *coordinationv1.Lease, now time.Time) {
 	l.Spec.AcquireTime, l.Spec.RenewTime = &t, &t
 }
 
+// maxRenewals bounds the renewals in flight at once. Each is bounded by
+// the fence, and one starts every RetryPeriod, so at most
+// ⌈RenewDeadline/RetryPeriod⌉ (4 by default) could be; a hub too loaded to
+// answer three in time gains little from a fourth.
+const maxRenewals = 3
+
+// renewal is the outcome of one renewal attempt begun at start.
+type renewal struct {
+	start time.Time
+	err   error
+}
+
 // hold runs lead while this replica holds l, renewing it every
 // RetryPeriod. It cancels lead's context when ctx ends, when the Lease is
 // lost, or when RenewDeadline has passed since the start of the last
 // successful renewal; it returns only after lead returned, and then
 // releases the Lease. gaveUp reports that lead returned on its own.
+//
+// A renewal starts every RetryPeriod whether or not the previous one has
+// returned, every PollPeriod while one has not (up to maxRenewals at once): on a hub whose CPU is taken, one
+// renewal may wait seconds for its turn, and waiting for it before
+// starting the next would stretch every gap between renewals by the
+// slowest. Renewals are patches conditional on this replica being the
+// holder (see renewPatch), so they do not conflict with each other, and
+// each success moves the fence to RenewDeadline after its own start.
 func (g *Gate) hold(ctx context.Context, name string, l *coordinationv1.Lease, writeStart time.Time, lead func(context.Context), observe func(string)) (gaveUp bool) {
 	log := klog.FromContext(ctx)
 	t := g.cfg.Timings
@@ -83,80 +106,165 @@ func (g *Gate) hold(ctx context.Context, name string, l *coordinationv1.Lease, w
 	g.setHolder(name, g.cfg.Identity, observe)
 
 	validUntil := writeStart.Add(t.RenewDeadline)
-	renew := g.cfg.Clock.NewTimer(t.RetryPeriod)
+	// The first renewal is due RetryPeriod after the write that took the
+	// Lease began, at once if that has passed: on a loaded hub that write
+	// can take seconds, and a whole period more left the first renewal
+	// almost nothing of the deadline (fenced 0.5 s after the start).
+	renew := g.cfg.Clock.NewTimer(max(0, writeStart.Add(t.RetryPeriod).Sub(g.cfg.Clock.Now())))
 	defer renew.Stop()
 	fence := g.cfg.Clock.NewTimer(validUntil.Sub(g.cfg.Clock.Now()))
 	defer fence.Stop()
+	// Renewals still in flight are cancelled and waited for before the
+	// Lease is released, so none lands after the release.
+	rctx, stopRenewals := context.WithCancel(ctx)
+	var inFlight sync.WaitGroup
+	results := make(chan renewal, maxRenewals)
+	running := 0
+	defer stopRenewals()
+loop:
 	for {
 		select {
 		case <-ctx.Done():
 		case <-done:
 			gaveUp = ctx.Err() == nil
 		case <-fence.C():
+			if g.cfg.Clock.Now().Before(validUntil) {
+				continue // a renewal moved the fence after it fired
+			}
 			// Another replica may take the Lease at LeaseDuration after
-			// this renewal began; stopping now leaves the plugin
-			// LeaseDuration − RenewDeadline to be gone.
-			log.Info("Could not renew provider lease before its deadline; stopping the provider", "deadline", t.RenewDeadline)
+			// the last successful renewal began; stopping now leaves the
+			// plugin LeaseDuration − RenewDeadline to be gone.
+			log.Info("Could not renew provider lease before its deadline; stopping the provider", "deadline", t.RenewDeadline, "inFlight", running)
 		case <-renew.C():
 			start := g.cfg.Clock.Now()
-			next := l.DeepCopy()
-			rt := metav1.NewMicroTime(start)
-			next.Spec.RenewTime = &rt
-			// Bounded by the fence: a renewal hanging in a slow API must not
-			// keep this loop from stopping the provider at validUntil (the
-			// fence is only seen between renewals). One attempt may use the
-			// whole time left: on a loaded machine a write can take seconds,
-			// and giving up on it early only loses the lease sooner.
-			rctx, cancel := context.WithTimeout(ctx, validUntil.Sub(start))
-			got, err := g.leases().Update(rctx, next, metav1.UpdateOptions{})
-			cancel()
-			switch {
-			case err == nil:
-				l, validUntil = got, start.Add(t.RenewDeadline)
-				fence.Reset(validUntil.Sub(g.cfg.Clock.Now()))
+			if running >= maxRenewals || !start.Before(validUntil) {
 				renew.Reset(t.RetryPeriod)
 				continue
-			case apierrors.IsConflict(err):
-				// A renewal whose answer was lost (a timeout) may have been
-				// applied: the Lease is still ours if it names this replica.
-				// Its write time is unknown, so the fence stays where it is.
-				if cur, gerr := g.leases().Get(ctx, l.Name, metav1.GetOptions{}); gerr == nil && cur.Spec.HolderIdentity != nil && *cur.Spec.HolderIdentity == g.cfg.Identity {
-					l = cur
-					renew.Reset(0)
-					continue
+			}
+			// While a renewal is slower than PollPeriod, the next one
+			// follows after PollPeriod rather than RetryPeriod: on a
+			// loaded hub answers take 1–2 s, some much longer, and a
+			// success is what moves the fence (at most two writes a
+			// second, and only then).
+			next := t.RetryPeriod
+			if running > 0 {
+				next = min(t.PollPeriod, t.RetryPeriod)
+			}
+			renew.Reset(next)
+			running++
+			inFlight.Add(1)
+			// The fence does not wait for renewals (this loop never
+			// blocks on one). A renewal's success moves the fence to
+			// RenewDeadline after its start, so after that it is of no
+			// use; until then it is, even past the fence known now,
+			// which a renewal begun later may move (bounding it by that
+			// fence cut renewals short on a loaded hub just before a
+			// slower one's success moved it).
+			actx, acancel := context.WithTimeout(rctx, t.RenewDeadline)
+			go func() {
+				defer inFlight.Done()
+				defer acancel()
+				results <- renewal{start: start, err: g.renew(actx, name, start)}
+			}()
+			continue
+		case r := <-results:
+			running--
+			now := g.cfg.Clock.Now()
+			if took := now.Sub(r.start); took > t.RetryPeriod {
+				log.Info("Slow provider lease renewal", "took", took, "err", r.err, "inFlight", running)
+			}
+			switch {
+			case r.err == nil:
+				log.V(4).Info("Renewed provider lease", "took", now.Sub(r.start))
+				if until := r.start.Add(t.RenewDeadline); until.After(validUntil) {
+					validUntil = until
+					fence.Reset(validUntil.Sub(now))
 				}
-				log.Info("Provider lease taken over by another writer; stopping the provider", "err", err)
-			case apierrors.IsNotFound(err):
+				continue
+			case apierrors.IsInvalid(r.err):
+				// 422: the test of renewPatch failed, the Lease names
+				// another holder or none.
+				log.Info("Provider lease taken over by another writer; stopping the provider", "err", r.err)
+			case apierrors.IsNotFound(r.err):
 				log.Info("Provider lease deleted; stopping the provider")
 			default:
-				log.V(2).Info("Renewing provider lease failed; retrying", "err", err)
-				renew.Reset(t.PollPeriod)
+				// Timeouts included: the next renewal is at most one
+				// RetryPeriod away; retry sooner if none is running.
+				log.Info("Renewing provider lease failed; retrying", "err", r.err)
+				if running == 0 {
+					renew.Reset(min(t.PollPeriod, t.RetryPeriod))
+				}
 				continue
 			}
 		}
-		break
+		break loop
 	}
 	cancel()
 	<-done
+	stopRenewals()
+	inFlight.Wait()
 	g.release(ctx, l)
 	g.setHolder(name, "", observe)
 	return gaveUp
 }
 
+// renew writes start as the Lease's renewTime, if this replica still
+// holds it.
+func (g *Gate) renew(ctx context.Context, name string, start time.Time) error {
+	patch, err := g.renewPatch(start)
+	if err != nil {
+		return err
+	}
+	_, err = g.leases().Patch(ctx, LeaseName(name), types.JSONPatchType, patch, metav1.PatchOptions{})
+	return err
+}
+
+// renewPatch is a JSON patch that sets renewTime to start, on condition
+// that this replica is the holder. A candidate takes the Lease only by an
+// update on a revision it has seen unchanged for LeaseDuration, so a
+// renewal that succeeds either came before any take-over (it changed the
+// revision, and the candidate's wait begins anew after start) or fails
+// its test (the holder is another replica, or none). So a success that
+// began at start keeps every other replica out until start +
+// LeaseDuration, as an update on the revision read did; unlike that
+// update, two renewals in flight do not conflict.
+func (g *Gate) renewPatch(start time.Time) ([]byte, error) {
+	return json.Marshal([]jsonPatchOp{
+		{Op: "test", Path: "/spec/holderIdentity", Value: g.cfg.Identity},
+		{Op: "replace", Path: "/spec/renewTime", Value: metav1.NewMicroTime(start)},
+	})
+}
+
+// releasePatch clears the holder, on the same condition.
+func (g *Gate) releasePatch(now time.Time) ([]byte, error) {
+	return json.Marshal([]jsonPatchOp{
+		{Op: "test", Path: "/spec/holderIdentity", Value: g.cfg.Identity},
+		{Op: "remove", Path: "/spec/holderIdentity"},
+		{Op: "replace", Path: "/spec/leaseDurationSeconds", Value: 1},
+		{Op: "replace", Path: "/spec/renewTime", Value: metav1.NewMicroTime(now)},
+	})
+}
+
+type jsonPatchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value,omitempty"`
+}
+
 // release hands the Lease over at once, as client-go's ReleaseOnCancel
-// does, but only after the plugin stopped. The update carries the last
-// revision this replica wrote, so it cannot clear a Lease someone else
+// does, but only after the plugin stopped. The patch holds only while
+// this replica is the holder, so it cannot clear a Lease someone else
 // took meanwhile. LeaseDurationSeconds 1 makes replicas still running
 // client-go's leader election (an older hub in a rolling upgrade) take it
 // within a second as well.
 func (g *Gate) release(ctx context.Context, l *coordinationv1.Lease) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.cfg.Timings.LeaseDuration)
 	defer cancel()
-	next := l.DeepCopy()
-	now := metav1.NewMicroTime(g.cfg.Clock.Now())
-	next.Spec.HolderIdentity, next.Spec.LeaseDurationSeconds = nil, ptr.To[int32](1)
-	next.Spec.RenewTime = &now
-	if _, err := g.leases().Update(rctx, next, metav1.UpdateOptions{}); err != nil {
+	patch, err := g.releasePatch(g.cfg.Clock.Now())
+	if err == nil {
+		_, err = g.leases().Patch(rctx, l.Name, types.JSONPatchType, patch, metav1.PatchOptions{})
+	}
+	if err != nil {
 		klog.FromContext(ctx).V(2).Info("Releasing provider lease failed; it expires", "err", err)
 	}
 }

@@ -74,6 +74,9 @@ type replicaSet struct {
 	peers    *replicas.Peers
 	asserter *replicas.Asserter
 	gate     *leases.Gate
+	// leaseTransport serves the gate's requests in process once start
+	// gives it the server's handler.
+	leaseTransport *inProcess
 	// namespaces reads root's namespaces: the Leases live in kube-system.
 	namespaces corev1client.NamespacesGetter
 	// ready is closed once the hub serves: only then is it registered and
@@ -98,7 +101,13 @@ func (o *Options) newReplicaSet(ctx context.Context, extra *ExtraConfig, loopbac
 	rs.peers = replicas.NewPeers(rs.registry)
 	root := rest.CopyConfig(loopback)
 	root.Host = strings.TrimSuffix(root.Host, "/") + "/clusters/" + string(cluster.RootPath)
-	client, err := coordinationv1client.NewForConfig(root)
+	// Lease renewals are served in process (leaseclient.go).
+	leaseCfg, inproc, err := inProcessConfig(root)
+	if err != nil {
+		return nil, err
+	}
+	rs.leaseTransport = inproc
+	client, err := coordinationv1client.NewForConfig(leaseCfg)
 	if err != nil {
 		return nil, fmt.Errorf("lease client: %w", err)
 	}
@@ -114,6 +123,7 @@ func (o *Options) newReplicaSet(ctx context.Context, extra *ExtraConfig, loopbac
 // start registers the replica once the server listens, and then lets the
 // Leases be contested.
 func (rs *replicaSet) start(s *genericapiserver.GenericAPIServer) error {
+	rs.leaseTransport.set(s.Handler)
 	return s.AddPostStartHook("wharf-replica-registry", func(hc genericapiserver.PostStartHookContext) error {
 		go rs.registry.Run(hc)
 		go func() {

@@ -1,7 +1,8 @@
 // Command noisy is the noisy-neighbour benchmark of issue 24. It starts a
 // real wharf-hub (with its embedded etcd and the replicas: single edges
 // provider) on loopback, makes a victim person and an attacker person
-// (static tokens, home workspaces), and for each attack B1–B7 measures the
+// (static tokens, home workspaces), and for each attack B1–B7 and the
+// CPU attacks B-A–B-C of the second review (attacks_cpu.go) measures the
 // victim's p50, p99, error rate and throughput for a steady mix of small
 // ConfigMap operations in its home, at baseline and under the attack, with
 // the ratio. It also prints missed lease renewals of the edges provider,
@@ -15,7 +16,7 @@
 //
 // Usage:
 //
-//	go run ./test/bench/noisy -bin bin/wharf-hub [-before-bin old/wharf-hub] [-quick] [-attacks B1,B5]
+//	go run ./test/bench/noisy -bin bin/wharf-hub [-before-bin old/wharf-hub] [-quick] [-attacks B1,B5,B-A]
 package main
 
 import (
@@ -25,6 +26,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -48,7 +50,9 @@ type params struct {
 	beforeBin string
 	// profileDir, when set, receives a CPU profile of each hub per
 	// throughput round (profile.go).
-	profileDir    string
+	profileDir string
+	// keepLogs, when set, receives each hub's log (<label>-hub.log).
+	keepLogs      string
 	edgesBin      string
 	hubArgs       string
 	etcdQuota     int64
@@ -65,6 +69,9 @@ type params struct {
 	victimWorkers, tenants, tenantWorkers                      int
 	fillMB, fillWorkspaces, fillEvents                         int
 	listMB, lists, heldWorkspaces, watches, forbidden, orphans int
+	cpuWrites, cpuPatches, cpuReads                            int
+	// cpuAttackTime bounds each of B-A, B-B and B-C (attacks_cpu.go).
+	cpuAttackTime time.Duration
 }
 
 func (p *params) registerScales() {
@@ -82,6 +89,9 @@ func (p *params) registerScales() {
 		{"watches", "B5: watches, one connection each", 2000, 200, &p.watches},
 		{"forbidden", "B6: concurrent requests to a workspace the attacker may not see", 200, 50, &p.forbidden},
 		{"orphans", "B7: ConfigMaps owned by missing owners", 3000, 300, &p.orphans},
+		{"cpu-writes", "B-A: concurrent dry-run POSTs of a 60,000-key ConfigMap", 10, 10, &p.cpuWrites},
+		{"cpu-patches", "B-B: concurrent dry-run 900 kB merge patches", 8, 8, &p.cpuPatches},
+		{"cpu-reads", "B-C: concurrent GETs of OpenAPI and discovery", 40, 40, &p.cpuReads},
 	}
 	for _, s := range p.scales {
 		flag.IntVar(s.value, s.name, 0, fmt.Sprintf("%s (default %d, -quick %d)", s.usage, s.full, s.quick))
@@ -102,6 +112,7 @@ func (p *params) applyScales() {
 		p.baseline = min(p.baseline, 5*time.Second)
 		p.attackTime = min(p.attackTime, 12*time.Second)
 		p.throughputFor = min(p.throughputFor, 5*time.Second)
+		p.cpuAttackTime = min(p.cpuAttackTime, 12*time.Second)
 	}
 }
 
@@ -109,15 +120,17 @@ func main() {
 	p := params{Command: benchkit.Command{Name: "noisy bench"}}
 	p.RegisterFlags(60 * time.Minute)
 	flag.StringVar(&p.profileDir, "cpuprofile-dir", "", "write a CPU profile of each hub during each throughput round to this directory (<label>-round<n>.pprof; read with go tool pprof)")
+	flag.StringVar(&p.keepLogs, "keep-logs", "", "copy each hub's log to this directory (<label>-hub.log) before the hub's temp dir is removed")
 	flag.StringVar(&p.beforeBin, "before-bin", "", "optional second wharf-hub binary, run first and reported as \"before\"")
 	flag.StringVar(&p.edgesBin, "edges-bin", "bin/wharf-provider-edges", "replicas: single provider whose lease renewals are watched (empty: none)")
 	flag.StringVar(&p.hubArgs, "hub-args", "", "extra wharf-hub flags, space separated, passed to every binary")
 	flag.Int64Var(&p.etcdQuota, "etcd-quota", 256<<20, "store quota in bytes, passed as --etcd-quota-backend-bytes to binaries that know that flag")
 	flag.BoolVar(&p.externalEtcd, "external-etcd", false, "run each hub on an etcd of this command's (--etcd-servers) started with -etcd-quota, so a binary without the quota flag meets a small store too")
 	flag.BoolVar(&p.quick, "quick", false, "small, short smoke run")
-	flag.StringVar(&p.attacks, "attacks", "B1,B2,B4,B5,B6,B7", "attacks to run (B2 is the B2/B3 list flood)")
+	flag.StringVar(&p.attacks, "attacks", "B1,B2,B4,B5,B6,B7,B-A,B-B,B-C", "attacks to run (B2 is the B2/B3 list flood; B-A, B-B, B-C are the second review's CPU attacks)")
 	flag.DurationVar(&p.baseline, "baseline", 10*time.Second, "victim baseline before each attack")
 	flag.DurationVar(&p.attackTime, "attack-time", 40*time.Second, "bound of each attack's measured window")
+	flag.DurationVar(&p.cpuAttackTime, "cpu-attack-time", 20*time.Second, "bound of each CPU attack (B-A, B-B, B-C), within -attack-time")
 	flag.DurationVar(&p.throughputFor, "throughput-time", 10*time.Second, "length of one round of the well-behaved throughput measurement")
 	p.registerScales()
 	flag.Parse()
@@ -138,8 +151,8 @@ func (p params) validate() error {
 			return fmt.Errorf("-%s must be at least 1", s.name)
 		}
 	}
-	if p.baseline <= 0 || p.attackTime <= 0 || p.throughputFor <= 0 {
-		return errors.New("-baseline, -attack-time and -throughput-time must be positive")
+	if p.baseline <= 0 || p.attackTime <= 0 || p.throughputFor <= 0 || p.cpuAttackTime <= 0 {
+		return errors.New("-baseline, -attack-time, -cpu-attack-time and -throughput-time must be positive")
 	}
 	for _, a := range p.attackList() {
 		if _, ok := attackByName[a]; !ok {
@@ -198,6 +211,7 @@ func run(ctx context.Context, p params) error {
 			return fmt.Errorf("%s (%s): %w", res[i].label, res[i].bin, err)
 		}
 		benchkit.Progress("%s: stopping hub", res[i].label)
+		keepLog(p.keepLogs, res[i].label, e.h)
 		e.stop()
 		stopped[i] = true
 		printBinary(os.Stdout, res[i])
@@ -206,4 +220,18 @@ func run(ctx context.Context, p params) error {
 		printComparison(os.Stdout, res[0], res[1])
 	}
 	return nil
+}
+
+// keepLog copies h's log to dir/<label>-hub.log when dir is set.
+func keepLog(dir, label string, h *benchkit.Hub) {
+	if dir == "" {
+		return
+	}
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(h.DataDir()), "hub.log"))
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, label+"-hub.log"), b, 0o600)
+	}
+	if err != nil {
+		benchkit.Progress("%s: keeping the hub log: %v", label, err)
+	}
 }
