@@ -46,6 +46,17 @@
 //     what is known, never set it. A write or document wider than its
 //     tenant's share (at most a quarter of the hub-wide budget) runs
 //     only while nothing else of that tenant's kind does.
+//   - Seats bound concurrency, not how fast cheap requests come back
+//     (second review, B-C: 40 GETs of cached OpenAPI documents answered
+//     1,300 times a second took both cores). Each tenant has a budget of
+//     bytes moved (traffic.go: announced request bodies and what the hub
+//     wrote back), --tenant-traffic-bytes-per-cpu × GOMAXPROCS a second
+//     after --tenant-traffic-burst-bytes. A request is charged when done;
+//     while its tenant is in debt (at most the burst deep, so one big
+//     list costs at most burst/rate of waiting) its next requests wait
+//     before their seats, within the queue wait below, then 429. At most
+//     the queue length of a tenant's requests wait for its debt; past
+//     that, refused at once. Provider routes are not counted.
 //   - Over its share, a request waits in its tenant's fair queue (at most
 //     50 requests), then in the hub's, where tenants are the flows: at
 //     most 5 s in all, counted from its arrival, so that time before the

@@ -55,6 +55,7 @@ type Controller struct {
 	waitClock clock.WithDelayedExecution
 	tarpit    *tarpit
 	denials   *denials
+	traffic   *traffic
 
 	mu      sync.Mutex
 	tenants map[tenantKind]*tenantQueue
@@ -102,6 +103,11 @@ type ControllerConfig struct {
 	DenialRate  float64
 	DenialBurst int
 	DenialHold  time.Duration
+	// TrafficRate is the bytes a second each tenant may move, request
+	// bodies and responses, after TrafficBurst (traffic.go); 0: no
+	// bound.
+	TrafficRate  float64
+	TrafficBurst int64
 }
 
 // maxHeld bounds the refused requests held hub-wide (tarpit.go).
@@ -120,6 +126,7 @@ func NewController(cfg ControllerConfig) (*Controller, error) {
 	if cfg.DenialRate > 0 && cfg.DenialHold > 0 {
 		c.denials = newDenials(c.waitClock, cfg.DenialRate, max(1, cfg.DenialBurst), cfg.DenialHold)
 	}
+	c.traffic = newTraffic(c.waitClock, cfg.TrafficRate, cfg.TrafficBurst, c.queueLen)
 	if cfg.RefusalHold > 0 {
 		// A tenant may hold as many refusals as it may have requests
 		// running and queued: what its connections carry anyway.
@@ -231,12 +238,32 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 		c.forgetUnstarted(st)
 		return
 	}
+	// A tenant that moved more bytes than its budget waits before its
+	// seats, within the same queue wait (traffic.go).
+	if !c.traffic.wait(ctx, c.waitDeadline(reqCtx), tenant) {
+		klog.V(3).InfoS("Request over its tenant's traffic budget", "tenant", tenant, "path", info.Path)
+		c.tarpit.wait(reqCtx, tenant)
+		st.refuse(info)
+		c.forgetUnstarted(st)
+		return
+	}
 	if !c.run(ctx, tenant, kind, width, queueNoteFn, execFn) {
 		klog.V(3).InfoS("Request over its tenant's share or the hub's budget", "tenant", tenant, "mutating", kind == Mutating, "seats", width.InitialSeats, "path", info.Path)
 		c.tarpit.wait(reqCtx, tenant)
 		st.refuse(info)
+	} else {
+		c.traffic.charge(tenant, max(st.contentLength, 0)+st.sent.Load())
 	}
 	c.forgetUnstarted(st)
+}
+
+// waitDeadline is when the request's queue wait ends (waitContext);
+// zero when there is no bound.
+func (c *Controller) waitDeadline(ctx context.Context) time.Time {
+	if c.queueWait <= 0 {
+		return time.Time{}
+	}
+	return arrival(ctx, c.waitClock).Add(c.queueWait)
 }
 
 // waitContext returns ctx ended QueueWait after the request arrived

@@ -3,6 +3,7 @@ package fairness
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -21,13 +22,18 @@ type Options struct {
 	// MaxWatches bounds open watches hub-wide; 0 means half the
 	// process's open-file limit.
 	MaxWatches int
+	// TrafficBytesPerCPU is each tenant's budget of bytes moved a
+	// second per CPU (GOMAXPROCS), after TrafficBurst; 0: no bound.
+	TrafficBytesPerCPU int64
+	TrafficBurst       int64
 }
 
 // NewOptions returns kube-apiserver's budgets and a tenth of each per
 // tenant: ten tenants at their limit still leave the hub nothing to spare,
 // but one alone leaves 90% to everybody else.
 func NewOptions() *Options {
-	return &Options{MaxRequestsInFlight: 400, MaxMutatingRequestsInFlight: 200, TenantFraction: 0.1, MaxWatchesPerTenant: 500}
+	return &Options{MaxRequestsInFlight: 400, MaxMutatingRequestsInFlight: 200, TenantFraction: 0.1, MaxWatchesPerTenant: 500,
+		TrafficBytesPerCPU: TrafficBytesPerCPU, TrafficBurst: TrafficBurst}
 }
 
 // AddFlags registers the flags.
@@ -45,6 +51,11 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.MaxWatches, "max-watches", o.MaxWatches,
 		"Most watches tenants may have open at once, hub-wide (each may hold a file descriptor). "+
 			"0 means half the open-file limit (RLIMIT_NOFILE) the hub runs with. Hub administrators' watches count but are never refused.")
+	fs.Int64Var(&o.TrafficBytesPerCPU, "tenant-traffic-bytes-per-cpu", o.TrafficBytesPerCPU,
+		"Bytes a second one tenant's API requests may move (request bodies and responses), per CPU the hub runs on (GOMAXPROCS), "+
+			"after --tenant-traffic-burst-bytes. A tenant over it waits before its next requests, within the queue wait, then gets 429. 0 means no bound. Hub administrators are not limited.")
+	fs.Int64Var(&o.TrafficBurst, "tenant-traffic-burst-bytes", o.TrafficBurst,
+		"Bytes one tenant's API requests may move at once before --tenant-traffic-bytes-per-cpu applies; also the most a tenant can be in debt.")
 }
 
 // Validate reports every invalid option.
@@ -61,6 +72,9 @@ func (o *Options) Validate() []error {
 	}
 	if o.MaxWatches < 0 {
 		errs = append(errs, fmt.Errorf("--max-watches must not be negative"))
+	}
+	if o.TrafficBytesPerCPU < 0 || o.TrafficBurst < 0 || (o.TrafficBytesPerCPU > 0 && o.TrafficBurst == 0) {
+		errs = append(errs, fmt.Errorf("--tenant-traffic-bytes-per-cpu and --tenant-traffic-burst-bytes must not be negative, and the burst must be positive when the rate is set"))
 	}
 	if !(o.TenantFraction > 0 && o.TenantFraction <= 1) {
 		errs = append(errs, fmt.Errorf("--max-requests-inflight-tenant-fraction must be in (0,1], got %v", o.TenantFraction))
@@ -115,5 +129,6 @@ func (o *Options) NewController(keyer Keyer, costs *Estimator) (*Controller, err
 		Estimator: costs, Watches: NewWatches(perTenant, total), Clock: eventclock.Real{},
 		RefusalHold: RefusalHold,
 		DenialRate:  DenialRate, DenialBurst: DenialBurst, DenialHold: DenialHold,
+		TrafficRate: float64(o.TrafficBytesPerCPU) * float64(runtime.GOMAXPROCS(0)), TrafficBurst: o.TrafficBurst,
 	})
 }

@@ -3,6 +3,7 @@ package fairness
 import (
 	"context"
 	"net/http"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -18,7 +19,10 @@ type state struct {
 	// contentLength is the body's announced length, -1 when unknown
 	// (chunked): a write is weighed by it before its body is read.
 	contentLength int64
-	tenant        string
+	// sent counts the response bytes written (traffic.go); the
+	// handler may write from a goroutine of its own (timeouts).
+	sent   atomic.Int64
+	tenant string
 	// watchRelease ends the count of an admitted watch; RegisterWatch
 	// hands it to upstream's filter, which calls it when the watch ends.
 	watchRelease    func()
@@ -89,5 +93,7 @@ func (w *refusalWriter) Write(b []byte) (int, error) {
 	if w.swallow {
 		return len(b), nil
 	}
-	return w.ResponseWriter.Write(b)
+	n, err := w.ResponseWriter.Write(b)
+	w.st.sent.Add(int64(n))
+	return n, err
 }

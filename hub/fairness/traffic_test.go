@@ -1,0 +1,76 @@
+package fairness
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/util/flowcontrol/fairqueuing/eventclock"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+// A tenant's bytes (response and announced body) are charged once its
+// request is done; while it is in debt its next requests wait, on the
+// injected clock, or are refused at once when the debt outlasts their
+// queue wait. Another tenant and a hub admin never wait for her debt.
+func TestControllerTrafficBudget(t *testing.T) {
+	fake := clocktesting.NewFakeClock(time.Now().Add(10 * 365 * 24 * time.Hour))
+	c, err := NewController(ControllerConfig{
+		Keyer: testKeyer(), Limits: Limits{ReadOnly: 40, Mutating: 40, TenantReadOnly: 10, TenantMutating: 10},
+		QueueLength: 5, HubQueues: 8, QueueWait: 5 * time.Second, Clock: eventclock.Real{}, WaitClock: fake,
+		// 1,000 bytes a second after a burst of 1,000: a 3,000-byte
+		// answer leaves its tenant 1 s in debt (the floor is -burst).
+		TrafficRate: 1000, TrafficBurst: 1000,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("x", 3000)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("big") != "" {
+			_, _ = w.Write([]byte(big))
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	})
+	limited := chain(t, c, h)
+	send := func(name string, header http.Header) sent { return sendAt(limited, name, "get", fake.Now(), header) }
+	waiting := func(tenant string, n int) {
+		for {
+			c.traffic.mu.Lock()
+			v, ok := c.traffic.buckets.Get(tenant)
+			got := 0
+			if ok {
+				got = v.(*bytesBucket).waiting
+			}
+			c.traffic.mu.Unlock()
+			if got >= n {
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	bigAnswer := http.Header{"Big": {"1"}}
+
+	answeredWith(t, "bob's first big answer, within the burst", http.StatusOK, send("bob", bigAnswer))
+	// Now 1,000 bytes in debt: the next request waits 1 s for it.
+	next := send("bob", nil)
+	bobTenant, _ := testKeyer().Tenant(t.Context(), &user.DefaultInfo{Name: "bob"})
+	waiting(bobTenant, 1)
+	answeredWith(t, "alice, another tenant", http.StatusOK, send("alice", bigAnswer))
+	answeredWith(t, "a hub admin", http.StatusOK, send("hubadmin", bigAnswer))
+	unanswered(t, "bob's request while he is in debt", next)
+	fake.Step(999 * time.Millisecond)
+	unanswered(t, "a millisecond before the debt is paid", next)
+	fake.Step(time.Millisecond)
+	answeredWith(t, "once the debt is paid", http.StatusOK, next)
+
+	// A request whose wait for the debt would pass the end of its queue
+	// wait is refused at once with the hub's 429 (this Controller has
+	// no tarpit).
+	answeredWith(t, "alice's second big answer", http.StatusOK, send("alice", bigAnswer))
+	late := sendAt(limited, "alice", "get", fake.Now().Add(-4500*time.Millisecond), nil)
+	refusedWith429(t, "alice's request that arrived 4.5 s ago, 1 s in debt", late)
+}
