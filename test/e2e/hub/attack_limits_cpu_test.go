@@ -117,8 +117,11 @@ func cpuHeld(t *testing.T, e *attackEnv, kind string, n int) int {
 		if err != nil {
 			return err
 		}
-		if r != n {
-			return fmt.Errorf("%d %s requests executing, want %d", r, kind, n)
+		// The two gauges are set apart (the request's count as it
+		// starts, its seats as it is dispatched): a request counted
+		// before its seats is read again.
+		if r != n || (n > 0 && s == 0) {
+			return fmt.Errorf("%d %s requests executing holding %d seats, want %d requests", r, kind, s, n)
 		}
 		seats = s
 		return nil
