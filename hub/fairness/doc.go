@@ -49,7 +49,7 @@
 //   - Seats bound concurrency, not how fast cheap requests come back
 //     (second review, B-C: 40 GETs of cached OpenAPI documents answered
 //     1,300 times a second took both cores). Each tenant has a budget of
-//     bytes moved (traffic.go: announced request bodies and what the hub
+//     bytes moved (traffic.go: request bodies read and what the hub
 //     wrote back), --tenant-traffic-bytes-per-cpu × GOMAXPROCS a second
 //     after --tenant-traffic-burst-bytes. A request is charged when done;
 //     while its tenant is in debt (at most the burst deep, so one big

@@ -252,7 +252,7 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 		c.tarpit.wait(reqCtx, tenant)
 		st.refuse(info)
 	} else {
-		c.traffic.charge(tenant, max(st.contentLength, 0)+st.sent.Load())
+		c.traffic.charge(tenant, st.received.Load()+st.sent.Load())
 	}
 	c.forgetUnstarted(st)
 }

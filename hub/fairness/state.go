@@ -2,6 +2,7 @@ package fairness
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"sync/atomic"
 
@@ -19,10 +20,11 @@ type state struct {
 	// contentLength is the body's announced length, -1 when unknown
 	// (chunked): a write is weighed by it before its body is read.
 	contentLength int64
-	// sent counts the response bytes written (traffic.go); the
-	// handler may write from a goroutine of its own (timeouts).
-	sent   atomic.Int64
-	tenant string
+	// sent and received count the response bytes written and the body
+	// bytes read (traffic.go); the handler may run in a goroutine of its
+	// own (timeouts).
+	sent, received atomic.Int64
+	tenant         string
 	// watchRelease ends the count of an admitted watch; RegisterWatch
 	// hands it to upstream's filter, which calls it when the watch ends.
 	watchRelease    func()
@@ -56,6 +58,11 @@ func (st *state) refuse(info *request.RequestInfo) {
 func WithState(handler http.Handler, s runtime.NegotiatedSerializer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		st := &state{rawQuery: r.URL.RawQuery, contentLength: r.ContentLength}
+		if r.Body != nil && r.Body != http.NoBody {
+			// What was read, not what was announced: a body that never
+			// comes costs its tenant seats, not traffic.
+			r.Body = &countingBody{ReadCloser: r.Body, n: &st.received}
+		}
 		rw := responsewriter.WrapForHTTP1Or2(&refusalWriter{ResponseWriter: w, st: st, r: r, s: s})
 		handler.ServeHTTP(rw, r.WithContext(context.WithValue(r.Context(), stateKey{}, st)))
 	})
@@ -95,5 +102,17 @@ func (w *refusalWriter) Write(b []byte) (int, error) {
 	}
 	n, err := w.ResponseWriter.Write(b)
 	w.st.sent.Add(int64(n))
+	return n, err
+}
+
+// countingBody counts the bytes of a request body as they are read.
+type countingBody struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n.Add(int64(n))
 	return n, err
 }

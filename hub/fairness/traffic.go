@@ -20,8 +20,8 @@ const (
 	trafficTenants = 10000
 )
 
-// traffic is each tenant's budget of bytes moved: what the bodies of its
-// requests announced and what the hub wrote back to them. Seats bound how
+// traffic is each tenant's budget of bytes moved: the bytes of its
+// requests' bodies the hub read and what it wrote back to them. Seats bound how
 // many requests of a tenant run at once, not how fast they come back:
 // the second review's B-C, 40 concurrent GETs of cached OpenAPI and
 // discovery documents (1-2 seats each), were answered 1,300 times a
