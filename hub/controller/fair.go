@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/wharfhub/wharf/hub/cluster"
+	"github.com/wharfhub/wharf/sdk/fairqueue"
 )
 
 // TenantOfCluster names the tenant a logical cluster's background work is
@@ -80,101 +81,26 @@ func NewFairQueue[T comparable](name string, tenantOf func(T) string) workqueue.
 	return workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[T]{Name: name, Queue: newTurns(name, tenantOf)})
 }
 
-// turns is the workqueue.Queue under a fair queue: a FIFO per tenant and a
-// ring of the tenants that have items. The workqueue calls it with its
-// lock held, from one goroutine at a time.
-type turns[T comparable] struct {
-	name     string
-	tenantOf func(T) string
-	byTenant map[string]*fifo[T]
-	ring     fifo[string] // tenants with items, in turn order
-	n        int
-	last     string
+// newTurns is sdk/fairqueue's store (the providers' fair queues use the
+// same), with the queue's metrics when it has a name.
+func newTurns[T comparable](name string, tenantOf func(T) string) *fairqueue.Turns[T] {
+	var observe fairqueue.Observer
+	if name != "" {
+		observe = turnMetrics{tenants: queueTenants.WithLabelValues(name), switches: queueTurns.WithLabelValues(name)}
+	}
+	return fairqueue.NewTurns(tenantOf, observe)
+}
+
+// turnMetrics reports a fair queue's tenants and turns.
+type turnMetrics struct {
 	tenants  compbasemetrics.GaugeMetric
 	switches compbasemetrics.CounterMetric
 }
 
-func newTurns[T comparable](name string, tenantOf func(T) string) *turns[T] {
-	t := &turns[T]{name: name, tenantOf: tenantOf, byTenant: map[string]*fifo[T]{}}
-	if name != "" {
-		t.tenants, t.switches = queueTenants.WithLabelValues(name), queueTurns.WithLabelValues(name)
+func (m turnMetrics) Tenants(n int) { m.tenants.Set(float64(n)) }
+
+func (m turnMetrics) Handed(switched bool) {
+	if switched {
+		m.switches.Inc()
 	}
-	return t
-}
-
-func (t *turns[T]) tenant(item T) string {
-	if t.tenantOf == nil {
-		return ""
-	}
-	return t.tenantOf(item)
-}
-
-// Touch is called when a queued item is added again: it keeps its place.
-func (t *turns[T]) Touch(T) {}
-
-// Push appends item to its tenant's FIFO; a tenant with no items waiting
-// joins the end of the ring.
-func (t *turns[T]) Push(item T) {
-	name := t.tenant(item)
-	q := t.byTenant[name]
-	if q == nil {
-		q = &fifo[T]{}
-		t.byTenant[name] = q
-		t.ring.push(name)
-		if t.tenants != nil {
-			t.tenants.Set(float64(len(t.byTenant)))
-		}
-	}
-	q.push(item)
-	t.n++
-}
-
-// Len is the number of items waiting, of every tenant.
-func (t *turns[T]) Len() int { return t.n }
-
-// Pop hands out the oldest item of the tenant whose turn it is; that
-// tenant goes to the end of the ring if it has more.
-func (t *turns[T]) Pop() T {
-	name := t.ring.pop()
-	q := t.byTenant[name]
-	item := q.pop()
-	t.n--
-	if q.len() == 0 {
-		delete(t.byTenant, name)
-		if t.tenants != nil {
-			t.tenants.Set(float64(len(t.byTenant)))
-		}
-	} else {
-		t.ring.push(name)
-	}
-	if name != t.last && t.switches != nil {
-		t.switches.Inc()
-	}
-	t.last = name
-	return item
-}
-
-// fifo is a slice queue that releases its head's memory.
-type fifo[T any] struct {
-	items []T
-	head  int
-}
-
-func (f *fifo[T]) push(x T) { f.items = append(f.items, x) }
-
-func (f *fifo[T]) len() int { return len(f.items) - f.head }
-
-func (f *fifo[T]) pop() T {
-	var zero T
-	x := f.items[f.head]
-	f.items[f.head] = zero
-	f.head++
-	if f.head == len(f.items) {
-		f.items, f.head = f.items[:0], 0
-	} else if f.head > 64 && f.head*2 > len(f.items) {
-		// Compact once the dead head outweighs the live items.
-		f.items = append(f.items[:0:0], f.items[f.head:]...)
-		f.head = 0
-	}
-	return x
 }

@@ -56,7 +56,7 @@ func New[T comparable](cfg Config[T]) workqueue.TypedRateLimitingInterface[T] {
 		cfg.MaxPerTenant = DefaultMaxPerTenant
 	}
 	inner := workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[T]{
-		Name: cfg.Name, Clock: cfg.Clock, Queue: newTurns(cfg.TenantOf)})
+		Name: cfg.Name, Clock: cfg.Clock, Queue: NewTurns(cfg.TenantOf, nil)})
 	b := &bounded[T]{TypedInterface: inner, cfg: cfg,
 		waiting: map[T]string{}, count: map[string]int{}, overflowed: map[string]bool{}, resyncAt: map[T]string{}}
 	d := workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[T]{
@@ -145,79 +145,4 @@ func (b *bounded[T]) Done(item T) {
 	if resync && b.cfg.Resync != nil {
 		b.cfg.Resync(tenant)
 	}
-}
-
-// turns is the workqueue.Queue under a fair queue: a FIFO per tenant and a
-// ring of the tenants that have items. The work queue calls it with its
-// lock held, one call at a time. (The hub's controllers use the same
-// design, hub/controller; sdk cannot import it.)
-type turns[T comparable] struct {
-	tenantOf func(T) string
-	byTenant map[string]*fifo[T]
-	ring     fifo[string] // tenants with items, in turn order
-	n        int
-}
-
-func newTurns[T comparable](tenantOf func(T) string) *turns[T] {
-	return &turns[T]{tenantOf: tenantOf, byTenant: map[string]*fifo[T]{}}
-}
-
-// Touch is called when a waiting item is added again: it keeps its place.
-func (t *turns[T]) Touch(T) {}
-
-// Push appends item to its tenant's FIFO; a tenant with no items waiting
-// joins the end of the ring.
-func (t *turns[T]) Push(item T) {
-	name := t.tenantOf(item)
-	q := t.byTenant[name]
-	if q == nil {
-		q = &fifo[T]{}
-		t.byTenant[name] = q
-		t.ring.push(name)
-	}
-	q.push(item)
-	t.n++
-}
-
-// Len is the number of items waiting, of every tenant.
-func (t *turns[T]) Len() int { return t.n }
-
-// Pop hands out the oldest item of the tenant whose turn it is; that
-// tenant goes to the end of the ring if it has more.
-func (t *turns[T]) Pop() T {
-	name := t.ring.pop()
-	q := t.byTenant[name]
-	item := q.pop()
-	t.n--
-	if q.len() == 0 {
-		delete(t.byTenant, name)
-	} else {
-		t.ring.push(name)
-	}
-	return item
-}
-
-// fifo is a slice queue that releases its head's memory.
-type fifo[T any] struct {
-	items []T
-	head  int
-}
-
-func (f *fifo[T]) push(x T) { f.items = append(f.items, x) }
-
-func (f *fifo[T]) len() int { return len(f.items) - f.head }
-
-func (f *fifo[T]) pop() T {
-	var zero T
-	x := f.items[f.head]
-	f.items[f.head] = zero
-	f.head++
-	if f.head == len(f.items) {
-		f.items, f.head = f.items[:0], 0
-	} else if f.head > 64 && f.head*2 > len(f.items) {
-		// Compact once the dead head outweighs the live items.
-		f.items = append(f.items[:0:0], f.items[f.head:]...)
-		f.head = 0
-	}
-	return x
 }
