@@ -87,6 +87,13 @@ func TestConcurrentDials(t *testing.T) {
 	// Dead-tunnel detection is not under test here; under -race on a busy
 	// box a thousand TLS handshakes can starve keepalives past 2 s.
 	opts.ReadDeadline = time.Minute
+	// Likewise the 5 s control write deadline: a pong stuck behind a
+	// thousand pickups on a loaded box (load ~25) kills the tunnel, and
+	// the listener then closes, as a TCP backlog would, the pickups the
+	// hub had already delivered but the agent had not yet accepted; the
+	// hub side reads those as close 1006. That is dead-peer detection
+	// working, which other tests cover; here it hides correlation.
+	opts.WriteTimeout = time.Minute
 	h := newHub(t, opts)
 	h.srv.mintHook = rec.hook
 	ln, d := h.agent("busy", opts, rec.wrap)
@@ -119,7 +126,10 @@ func TestConcurrentDials(t *testing.T) {
 		t.Error(err)
 	}
 	if m, f := mismatches.Load(), failures.Load(); m != 0 || f != 0 {
-		t.Fatalf("%d mismatches, %d failed dials out of %d", m, f, n)
+		// Say whether the tunnel itself died, so a failure tells a
+		// correlation bug from a tunnel torn down under load.
+		t.Fatalf("%d mismatches, %d failed dials out of %d (agent listener: %v; hub dialer: %v)",
+			m, f, n, ln.Err(), d.Err())
 	}
 	if st := h.srv.Stats(); st.Dials != n || st.DialErrors != 0 {
 		t.Fatalf("stats = %+v", st)
