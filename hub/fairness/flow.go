@@ -56,6 +56,7 @@ type Controller struct {
 	tarpit    *tarpit
 	denials   *denials
 	traffic   *traffic
+	cpu       *Turnstile
 
 	mu      sync.Mutex
 	tenants map[tenantKind]*tenantQueue
@@ -108,6 +109,9 @@ type ControllerConfig struct {
 	// bound.
 	TrafficRate  float64
 	TrafficBurst int64
+	// HeavyCPUs bounds how many heavy requests do CPU work at once,
+	// hub-wide (cpu.go); 0: no bound.
+	HeavyCPUs int
 }
 
 // maxHeld bounds the refused requests held hub-wide (tarpit.go).
@@ -127,6 +131,7 @@ func NewController(cfg ControllerConfig) (*Controller, error) {
 		c.denials = newDenials(c.waitClock, cfg.DenialRate, max(1, cfg.DenialBurst), cfg.DenialHold)
 	}
 	c.traffic = newTraffic(c.waitClock, cfg.TrafficRate, cfg.TrafficBurst, c.queueLen)
+	c.cpu = NewTurnstile(cfg.HeavyCPUs)
 	if cfg.RefusalHold > 0 {
 		// A tenant may hold as many refusals as it may have requests
 		// running and queued: what its connections carry anyway.
@@ -247,7 +252,18 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 		c.forgetUnstarted(st)
 		return
 	}
-	if !c.run(ctx, tenant, kind, width, queueNoteFn, execFn) {
+	// A heavy request does its CPU work in turns (cpu.go); a watch's
+	// events are bounded by its tenant's watch cap and traffic instead.
+	exec := execFn
+	if h := c.cpu.newHold(reqCtx, tenant, width.InitialSeats > 1); h != nil && !isWatch {
+		st.cpu = h
+		exec = func() {
+			h.begin()
+			defer h.end()
+			execFn()
+		}
+	}
+	if !c.run(ctx, tenant, kind, width, queueNoteFn, exec) {
 		klog.V(3).InfoS("Request over its tenant's share or the hub's budget", "tenant", tenant, "mutating", kind == Mutating, "seats", width.InitialSeats, "path", info.Path)
 		c.tarpit.wait(reqCtx, tenant)
 		st.refuse(info)

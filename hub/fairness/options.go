@@ -26,6 +26,9 @@ type Options struct {
 	// second per CPU (GOMAXPROCS), after TrafficBurst; 0: no bound.
 	TrafficBytesPerCPU int64
 	TrafficBurst       int64
+	// HeavyCPUs bounds how many tenants' heavy requests do CPU work at
+	// once (cpu.go); 0: no bound.
+	HeavyCPUs int
 }
 
 // NewOptions returns kube-apiserver's budgets and a tenth of each per
@@ -33,7 +36,7 @@ type Options struct {
 // but one alone leaves 90% to everybody else.
 func NewOptions() *Options {
 	return &Options{MaxRequestsInFlight: 400, MaxMutatingRequestsInFlight: 200, TenantFraction: 0.1, MaxWatchesPerTenant: 500,
-		TrafficBytesPerCPU: TrafficBytesPerCPU, TrafficBurst: TrafficBurst}
+		TrafficBytesPerCPU: TrafficBytesPerCPU, TrafficBurst: TrafficBurst, HeavyCPUs: DefaultHeavyCPUs()}
 }
 
 // AddFlags registers the flags.
@@ -56,6 +59,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 			"after --tenant-traffic-burst-bytes. A tenant over it waits before its next requests, within the queue wait, then gets 429. 0 means no bound. Hub administrators are not limited.")
 	fs.Int64Var(&o.TrafficBurst, "tenant-traffic-burst-bytes", o.TrafficBurst,
 		"Bytes one tenant's API requests may move at once before --tenant-traffic-bytes-per-cpu applies; also the most a tenant can be in debt.")
+	fs.IntVar(&o.HeavyCPUs, "heavy-request-cpus", o.HeavyCPUs,
+		"Most heavy API requests of tenants (wider than one seat, or past 256 KiB of body and response) doing CPU work at once, hub-wide, "+
+			"dealt round-robin among tenants; a request gives its turn back while it waits on the network. "+
+			"The default is every CPU but one (GOMAXPROCS-1, at least 1), so small requests always have a CPU. 0 means no bound. Hub administrators are not limited.")
 }
 
 // Validate reports every invalid option.
@@ -69,6 +76,9 @@ func (o *Options) Validate() []error {
 	}
 	if o.MaxWatchesPerTenant < 0 {
 		errs = append(errs, fmt.Errorf("--max-watches-per-tenant must not be negative"))
+	}
+	if o.HeavyCPUs < 0 {
+		errs = append(errs, fmt.Errorf("--heavy-request-cpus must not be negative"))
 	}
 	if o.MaxWatches < 0 {
 		errs = append(errs, fmt.Errorf("--max-watches must not be negative"))
@@ -130,5 +140,6 @@ func (o *Options) NewController(keyer Keyer, costs *Estimator) (*Controller, err
 		RefusalHold: RefusalHold,
 		DenialRate:  DenialRate, DenialBurst: DenialBurst, DenialHold: DenialHold,
 		TrafficRate: float64(o.TrafficBytesPerCPU) * float64(runtime.GOMAXPROCS(0)), TrafficBurst: o.TrafficBurst,
+		HeavyCPUs: o.HeavyCPUs,
 	})
 }

@@ -34,6 +34,9 @@ type state struct {
 	// forbidden, when set, runs once before a 403 is written: it paces
 	// the tenant's denials (denials.go) while the request holds its seat.
 	forbidden func()
+	// cpu is the request's turns of CPU-heavy work (cpu.go): given back
+	// around each write and read. Nil for watches and exempt callers.
+	cpu *hold
 }
 
 type stateKey struct{}
@@ -61,7 +64,7 @@ func WithState(handler http.Handler, s runtime.NegotiatedSerializer) http.Handle
 		if r.Body != nil && r.Body != http.NoBody {
 			// What was read, not what was announced: a body that never
 			// comes costs its tenant seats, not traffic.
-			r.Body = &countingBody{ReadCloser: r.Body, n: &st.received}
+			r.Body = &countingBody{ReadCloser: r.Body, st: st}
 		}
 		rw := responsewriter.WrapForHTTP1Or2(&refusalWriter{ResponseWriter: w, st: st, r: r, s: s})
 		handler.ServeHTTP(rw, r.WithContext(context.WithValue(r.Context(), stateKey{}, st)))
@@ -100,19 +103,22 @@ func (w *refusalWriter) Write(b []byte) (int, error) {
 	if w.swallow {
 		return len(b), nil
 	}
+	w.st.cpu.pause()
 	n, err := w.ResponseWriter.Write(b)
-	w.st.sent.Add(int64(n))
+	w.st.cpu.resume(w.st.sent.Add(int64(n)) + w.st.received.Load())
 	return n, err
 }
 
-// countingBody counts the bytes of a request body as they are read.
+// countingBody counts the bytes of a request body as they are read, and
+// gives the request's CPU turn back while it waits for them.
 type countingBody struct {
 	io.ReadCloser
-	n *atomic.Int64
+	st *state
 }
 
 func (b *countingBody) Read(p []byte) (int, error) {
+	b.st.cpu.pause()
 	n, err := b.ReadCloser.Read(p)
-	b.n.Add(int64(n))
+	b.st.cpu.resume(b.st.received.Add(int64(n)) + b.st.sent.Load())
 	return n, err
 }

@@ -1,0 +1,202 @@
+package fairness
+
+import (
+	"context"
+	"runtime"
+	"sync"
+)
+
+// HeavyBytes is how many bytes a request moves (body read plus response
+// written) before it counts as heavy even though its estimate said
+// otherwise: the scale of a seat of a list (estimate.go).
+const HeavyBytes = 256 << 10
+
+// DefaultHeavyCPUs is the default of --heavy-request-cpus: every CPU but
+// one, at least one.
+func DefaultHeavyCPUs() int { return max(1, runtime.GOMAXPROCS(0)-1) }
+
+// Turnstile bounds how many heavy requests of tenants do CPU work at once,
+// hub-wide, and deals the turns round-robin among tenants.
+//
+// Seats bound what a tenant has in flight, not the CPU it burns: a seat
+// waiting on etcd costs nothing, one encoding a 30 MB list or decoding a
+// 60,000-key body costs a whole core. On two cores, a tenant's share of
+// seats held by such requests took both, and another tenant's small
+// requests, which never waited for a seat, waited for a CPU instead (the
+// bench's B2, B-A to B-C: victim p99 2.4-5×). A heavy request (wider than
+// one seat by its estimate, or past HeavyBytes moved) runs only while it
+// holds a turn, and gives its turn back whenever it waits on the network
+// (each response write, each body read), so a slow reader holds no turn.
+// With the default bound, heavy work runs on every CPU but one, and small
+// requests, which never take a turn, always have that one.
+type Turnstile struct {
+	mu   sync.Mutex
+	free int
+	// waiting holds each tenant's waiters, oldest first; ring is the
+	// tenants with waiters, in the order their turns come.
+	waiting map[string][]chan struct{}
+	ring    []string
+}
+
+// NewTurnstile returns a Turnstile of n turns; nil when n < 1 (no bound).
+func NewTurnstile(n int) *Turnstile {
+	if n < 1 {
+		return nil
+	}
+	return &Turnstile{free: n, waiting: map[string][]chan struct{}{}}
+}
+
+// acquire waits for a turn for tenant. It reports false, holding nothing,
+// when ctx ends first.
+func (t *Turnstile) acquire(ctx context.Context, tenant string) bool {
+	t.mu.Lock()
+	if t.free > 0 && len(t.ring) == 0 {
+		t.free--
+		t.mu.Unlock()
+		return true
+	}
+	ch := make(chan struct{}, 1)
+	if len(t.waiting[tenant]) == 0 {
+		t.ring = append(t.ring, tenant)
+	}
+	t.waiting[tenant] = append(t.waiting[tenant], ch)
+	t.mu.Unlock()
+	select {
+	case <-ch:
+		return true
+	case <-ctx.Done():
+	}
+	t.mu.Lock()
+	if t.remove(tenant, ch) {
+		t.mu.Unlock()
+		return false
+	}
+	t.mu.Unlock()
+	// Granted as ctx ended: pass it on.
+	<-ch
+	t.release()
+	return false
+}
+
+// remove withdraws ch from tenant's waiters; false when it was granted.
+func (t *Turnstile) remove(tenant string, ch chan struct{}) bool {
+	q := t.waiting[tenant]
+	for i, c := range q {
+		if c != ch {
+			continue
+		}
+		q = append(q[:i], q[i+1:]...)
+		if len(q) > 0 {
+			t.waiting[tenant] = q
+			return true
+		}
+		delete(t.waiting, tenant)
+		for j, name := range t.ring {
+			if name == tenant {
+				t.ring = append(t.ring[:j], t.ring[j+1:]...)
+				break
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// release hands the turn to the next tenant's oldest waiter, or frees it.
+func (t *Turnstile) release() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.ring) == 0 {
+		t.free++
+		return
+	}
+	tenant := t.ring[0]
+	t.ring = t.ring[1:]
+	q := t.waiting[tenant]
+	ch := q[0]
+	if len(q) > 1 {
+		t.waiting[tenant] = q[1:]
+		t.ring = append(t.ring, tenant)
+	} else {
+		delete(t.waiting, tenant)
+	}
+	ch <- struct{}{}
+}
+
+// hold is one request's use of the Turnstile. The handler may write from
+// a goroutine of its own (upstream's timeout filter), so mu guards the
+// fields below.
+type hold struct {
+	ts     *Turnstile
+	ctx    context.Context
+	tenant string
+
+	mu    sync.Mutex
+	heavy bool // takes turns: by its estimate, or once past HeavyBytes
+	held  bool
+	ended bool // the request's dispatch returned: no more turns
+}
+
+func (t *Turnstile) newHold(ctx context.Context, tenant string, heavy bool) *hold {
+	if t == nil {
+		return nil
+	}
+	return &hold{ts: t, ctx: ctx, tenant: tenant, heavy: heavy}
+}
+
+// begin takes a turn for a request heavy by its estimate.
+func (h *hold) begin() {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.heavy && !h.held && !h.ended {
+		h.held = h.ts.acquire(h.ctx, h.tenant)
+	}
+}
+
+// end gives the turn back for good.
+func (h *hold) end() {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.ended = true
+	if h.held {
+		h.held = false
+		h.ts.release()
+	}
+}
+
+// pause gives the turn back before the request waits on the network.
+func (h *hold) pause() {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.held {
+		h.held = false
+		h.ts.release()
+	}
+}
+
+// resume takes a turn again after the network, given the bytes the
+// request has moved in all: a request becomes heavy past HeavyBytes.
+func (h *hold) resume(moved int64) {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ended || h.held {
+		return
+	}
+	if !h.heavy && moved < HeavyBytes {
+		return
+	}
+	h.heavy = true
+	h.held = h.ts.acquire(h.ctx, h.tenant)
+}
