@@ -200,3 +200,14 @@ func (h *hold) resume(moved int64) {
 	h.heavy = true
 	h.held = h.ts.acquire(h.ctx, h.tenant)
 }
+
+// Relayed ends the request's CPU turns for good: the hub only relays it
+// (an APIService routed to a provider). Such a request waits on another
+// process between its writes, and that process may call the hub back as
+// the same tenant (the resource proxy reads its target workspace), whose
+// heavy request would then wait for the very turn the relay holds.
+func Relayed(ctx context.Context) {
+	if st, ok := ctx.Value(stateKey{}).(*state); ok {
+		st.cpu.end()
+	}
+}

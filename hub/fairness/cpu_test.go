@@ -182,3 +182,23 @@ func TestSlowReaderHoldsNoTurn(t *testing.T) {
 		t.Fatalf("free %d at the end", ts.free)
 	}
 }
+
+func TestRelayedTakesNoMoreTurns(t *testing.T) {
+	ts := NewTurnstile(1)
+	st := &state{}
+	st.cpu = ts.newHold(context.Background(), "mallory", true)
+	st.cpu.begin()
+	ctx := context.WithValue(context.Background(), stateKey{}, st)
+	Relayed(ctx)
+	if ts.free != 1 {
+		t.Fatal("a relayed request kept its turn")
+	}
+	w := &refusalWriter{ResponseWriter: httptest.NewRecorder(), st: st}
+	if _, err := w.Write(make([]byte, 2*HeavyBytes)); err != nil {
+		t.Fatal(err)
+	}
+	if ts.free != 1 {
+		t.Fatal("a relayed request took a turn to write")
+	}
+	Relayed(context.Background()) // no state: nothing to do
+}

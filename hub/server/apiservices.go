@@ -13,8 +13,10 @@ import (
 	"k8s.io/kube-openapi/pkg/common"
 
 	"github.com/wharfhub/wharf/hub/aggregation"
+	"github.com/wharfhub/wharf/hub/fairness"
 	"github.com/wharfhub/wharf/hub/openapi"
 	"github.com/wharfhub/wharf/hub/proxy"
+	"github.com/wharfhub/wharf/sdk"
 )
 
 // aggregationState links the per-workspace API routing (hub/aggregation)
@@ -64,7 +66,7 @@ func (h *Hub) installAPIServices(builtin map[schema.GroupVersion]map[string]rest
 		return nil, err
 	}
 	agg := aggregation.New(aggregation.Config{
-		Index: index, Proxy: x.Aggregation.backend, Providers: x.Aggregation.providers,
+		Index: index, Proxy: relayed{x.Aggregation.backend}, Providers: x.Aggregation.providers,
 		Enabled: x.Catalog.Enabled, Workspaces: x.Index, Status: st.Status,
 		TenantOf: clusterTenants(x.Index),
 	})
@@ -86,4 +88,13 @@ func openAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenAPID
 		}
 	}
 	return defs
+}
+
+// relayed forwards to a provider without CPU turns (fairness.Relayed):
+// the hub relays bytes, and the provider may call it back.
+type relayed struct{ aggregation.Proxy }
+
+func (p relayed) ServeAggregated(w http.ResponseWriter, r *http.Request, provider string, id sdk.Identity, originalPath string) {
+	fairness.Relayed(r.Context())
+	p.Proxy.ServeAggregated(w, r, provider, id, originalPath)
 }
