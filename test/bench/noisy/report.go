@@ -82,6 +82,9 @@ func printBinary(w io.Writer, r binResult) {
 	t := r.throughput
 	fmt.Fprintf(w, "no misbehaviour: %d tenants x %d workers: %.1f ops/s (rounds:%s), p50 %s ms, p99 %s ms, errors %d (%s)\n\n",
 		r.tenants, r.workers, t.opsPerSec(), roundRates(r.rounds), ms(t.sum.P50), ms(t.sum.P99), t.errs, pct(t.errRate()))
+	if len(r.phases) == 0 {
+		return
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "attack\tp50 base\tp50 atk\tx\tp99 base\tp99 atk\tx\terr base\terr atk\tops/s base\tops/s atk\tx\trenewals seen\tmissed renew\tfence stops\tprov restarts\tstore max MiB\tof quota\tNOSPACE\tafter clean\tverdict\t")
 	for _, p := range r.phases {
@@ -137,6 +140,9 @@ func printComparison(w io.Writer, before, after binResult) {
 	bt, at := before.throughput.opsPerSec(), after.throughput.opsPerSec()
 	fmt.Fprintf(w, "no-misbehaviour throughput: before %.1f ops/s, after %.1f ops/s, cost of limits %s (goal <= %s)\n\n",
 		bt, at, pct(overhead(bt, at)), pct(goalOverhead))
+	if len(after.phases) == 0 {
+		return
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "attack\tp99 x before\tp99 x after\terr atk before\terr atk after\tprobe p99 x before\tprobe p99 x after\tmissed before\tmissed after\tNOSPACE before\tNOSPACE after\tverdict before\tverdict after\t")
 	idx := map[string]phaseResult{}
@@ -157,4 +163,24 @@ func printComparison(w io.Writer, before, after binResult) {
 			verdict(b), verdict(a))
 	}
 	tw.Flush()
+}
+
+// printCostOfLimits puts each binary's throughput against the hub without
+// limits (-off-bin) measured in the same alternating rounds.
+func printCostOfLimits(w io.Writer, off binResult, others []binResult) {
+	ot := off.throughput.opsPerSec()
+	fmt.Fprintf(w, "\n== cost of limits against %s (%s, %.1f ops/s), one run\n", off.label, off.bin, ot)
+	for _, r := range others {
+		t := r.throughput.opsPerSec()
+		fmt.Fprintf(w, "%s (%s): %.1f ops/s, on/off %.3f, cost of limits %s (goal <= %s)\n",
+			r.label, r.bin, t, ratioValue(ot, t), pct(overhead(ot, t)), pct(goalOverhead))
+	}
+}
+
+// ratioValue is after/before, 0 without a base.
+func ratioValue(before, after float64) float64 {
+	if before <= 0 {
+		return 0
+	}
+	return after / before
 }

@@ -154,6 +154,35 @@ func TestReport(t *testing.T) {
 	}
 }
 
+// TestCostOfLimits: with -off-bin and -attacks none, each binary's
+// throughput is put against the hub without limits, and no attack table is
+// printed.
+func TestCostOfLimits(t *testing.T) {
+	off := binResult{label: offLabel, bin: "nolimits", throughput: stats(0, 5, 5, 5, 5), rounds: []loadStats{stats(0, 5, 5)}, tenants: 3, workers: 2}
+	before := off
+	before.label, before.bin, before.throughput = "before", "old", stats(0, 5, 5, 5) // 3 ops/s against 4
+	after := off
+	after.label, after.bin = "after", "new"
+	var buf bytes.Buffer
+	printBinary(&buf, before)
+	printCostOfLimits(&buf, off, []binResult{before, after})
+	printComparison(&buf, before, after)
+	out := buf.String()
+	for _, want := range []string{
+		"cost of limits against off (nolimits, 4.0 ops/s)",
+		"before (old): 3.0 ops/s, on/off 0.750, cost of limits 25.0%",
+		"after (new): 4.0 ops/s, on/off 1.000, cost of limits 0.0%",
+		"before 3.0 ops/s, after 4.0 ops/s, cost of limits -33.3%",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "attack\t") || strings.Contains(out, "verdict") {
+		t.Errorf("attack table printed without attacks:\n%s", out)
+	}
+}
+
 func TestScales(t *testing.T) {
 	var p params
 	var a, b int
@@ -170,6 +199,12 @@ func TestScales(t *testing.T) {
 	p.attacks = "b1, B5,"
 	if got := p.attackList(); len(got) != 2 || got[0] != "B1" || got[1] != "B5" {
 		t.Errorf("attackList = %q", got)
+	}
+	for _, none := range []string{"", "none", " None "} {
+		p.attacks = none
+		if got := p.attackList(); len(got) != 0 {
+			t.Errorf("attackList(%q) = %q, want none (throughput rounds only)", none, got)
+		}
 	}
 }
 
