@@ -80,8 +80,8 @@ func yesNo(b bool) string {
 func printBinary(w io.Writer, r binResult) {
 	fmt.Fprintf(w, "\n== %s: %s, store quota %.0f MiB (%s)\n", r.label, r.bin, mibB(r.quota), r.quotaSrc)
 	t := r.throughput
-	fmt.Fprintf(w, "no misbehaviour: %d tenants x %d workers: %.1f ops/s (rounds:%s), p50 %s ms, p99 %s ms, errors %d (%s)\n\n",
-		r.tenants, r.workers, t.opsPerSec(), roundRates(r.rounds), ms(t.sum.P50), ms(t.sum.P99), t.errs, pct(t.errRate()))
+	fmt.Fprintf(w, "no misbehaviour: %d tenants x %d workers: %.1f ops/s (rounds:%s), p50 %s ms, p99 %s ms, errors %d (%s), hub CPU %s ms/op (rounds:%s)\n\n",
+		r.tenants, r.workers, t.opsPerSec(), roundRates(r.rounds), ms(t.sum.P50), ms(t.sum.P99), t.errs, pct(t.errRate()), msPrec(t.cpuPerOp()), roundCPU(r.rounds))
 	if len(r.phases) == 0 {
 		return
 	}
@@ -124,6 +124,22 @@ func printBinary(w io.Writer, r binResult) {
 	}
 }
 
+// msPrec formats a small duration in ms with three decimals.
+func msPrec(d time.Duration) string {
+	if d <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", benchkit.Ms(d))
+}
+
+func roundCPU(rounds []loadStats) string {
+	var b strings.Builder
+	for _, r := range rounds {
+		fmt.Fprintf(&b, " %s", msPrec(r.cpuPerOp()))
+	}
+	return b.String()
+}
+
 func roundRates(rounds []loadStats) string {
 	var b strings.Builder
 	for _, r := range rounds {
@@ -138,8 +154,8 @@ func (p phaseResult) probe() bool { return p.probeName != "" }
 func printComparison(w io.Writer, before, after binResult) {
 	fmt.Fprintf(w, "\n== before (%s) vs after (%s), one run\n", before.bin, after.bin)
 	bt, at := before.throughput.opsPerSec(), after.throughput.opsPerSec()
-	fmt.Fprintf(w, "no-misbehaviour throughput: before %.1f ops/s, after %.1f ops/s, cost of limits %s (goal <= %s)\n\n",
-		bt, at, pct(overhead(bt, at)), pct(goalOverhead))
+	fmt.Fprintf(w, "no-misbehaviour throughput: before %.1f ops/s, after %.1f ops/s, cost of limits %s (goal <= %s); hub CPU before %s ms/op, after %s ms/op\n\n",
+		bt, at, pct(overhead(bt, at)), pct(goalOverhead), msPrec(before.throughput.cpuPerOp()), msPrec(after.throughput.cpuPerOp()))
 	if len(after.phases) == 0 {
 		return
 	}
@@ -168,12 +184,12 @@ func printComparison(w io.Writer, before, after binResult) {
 // printCostOfLimits puts each binary's throughput against the hub without
 // limits (-off-bin) measured in the same alternating rounds.
 func printCostOfLimits(w io.Writer, off binResult, others []binResult) {
-	ot := off.throughput.opsPerSec()
-	fmt.Fprintf(w, "\n== cost of limits against %s (%s, %.1f ops/s), one run\n", off.label, off.bin, ot)
+	ot, oc := off.throughput.opsPerSec(), off.throughput.cpuPerOp()
+	fmt.Fprintf(w, "\n== cost of limits against %s (%s, %.1f ops/s, hub CPU %s ms/op), one run\n", off.label, off.bin, ot, msPrec(oc))
 	for _, r := range others {
-		t := r.throughput.opsPerSec()
-		fmt.Fprintf(w, "%s (%s): %.1f ops/s, on/off %.3f, cost of limits %s (goal <= %s)\n",
-			r.label, r.bin, t, ratioValue(ot, t), pct(overhead(ot, t)), pct(goalOverhead))
+		t, c := r.throughput.opsPerSec(), r.throughput.cpuPerOp()
+		fmt.Fprintf(w, "%s (%s): %.1f ops/s, on/off %.3f, cost of limits %s (goal <= %s); hub CPU %s ms/op, on/off %.3f\n",
+			r.label, r.bin, t, ratioValue(ot, t), pct(overhead(ot, t)), pct(goalOverhead), msPrec(c), ratioValue(float64(oc), float64(c)))
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -160,7 +161,9 @@ func TestReport(t *testing.T) {
 func TestCostOfLimits(t *testing.T) {
 	off := binResult{label: offLabel, bin: "nolimits", throughput: stats(0, 5, 5, 5, 5), rounds: []loadStats{stats(0, 5, 5)}, tenants: 3, workers: 2}
 	before := off
+	off.throughput.cpu = 8 * time.Millisecond                                        // 2 ms/op
 	before.label, before.bin, before.throughput = "before", "old", stats(0, 5, 5, 5) // 3 ops/s against 4
+	before.throughput.cpu = 9 * time.Millisecond                                     // 3 ms/op
 	after := off
 	after.label, after.bin = "after", "new"
 	var buf bytes.Buffer
@@ -169,14 +172,17 @@ func TestCostOfLimits(t *testing.T) {
 	printComparison(&buf, before, after)
 	out := buf.String()
 	for _, want := range []string{
-		"cost of limits against off (nolimits, 4.0 ops/s)",
-		"before (old): 3.0 ops/s, on/off 0.750, cost of limits 25.0%",
-		"after (new): 4.0 ops/s, on/off 1.000, cost of limits 0.0%",
+		"cost of limits against off (nolimits, 4.0 ops/s, hub CPU 2.000 ms/op)",
+		"before (old): 3.0 ops/s, on/off 0.750, cost of limits 25.0% (goal <= 5.0%); hub CPU 3.000 ms/op, on/off 1.500",
+		"after (new): 4.0 ops/s, on/off 1.000, cost of limits 0.0% (goal <= 5.0%); hub CPU 2.000 ms/op, on/off 1.000",
 		"before 3.0 ops/s, after 4.0 ops/s, cost of limits -33.3%",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
+	}
+	if got, err := processCPU(os.Getpid()); err != nil || got < 0 {
+		t.Errorf("processCPU(self) = %v, %v", got, err)
 	}
 	if strings.Contains(out, "attack\t") || strings.Contains(out, "verdict") {
 		t.Errorf("attack table printed without attacks:\n%s", out)
