@@ -67,7 +67,11 @@ type params struct {
 	baseline      time.Duration
 	attackTime    time.Duration
 	throughputFor time.Duration
-	rounds        int
+	// warmup is an unmeasured round of the well-behaved load on each hub
+	// before the throughput rounds: a fresh hub's first seconds cost
+	// more CPU per operation (caches fill, the heap grows).
+	warmup time.Duration
+	rounds int
 
 	// Scales, filled from scales after flag.Parse.
 	victimWorkers, tenants, tenantWorkers                      int
@@ -136,6 +140,7 @@ func main() {
 	flag.DurationVar(&p.baseline, "baseline", 10*time.Second, "victim baseline before each attack")
 	flag.DurationVar(&p.attackTime, "attack-time", 40*time.Second, "bound of each attack's measured window")
 	flag.DurationVar(&p.cpuAttackTime, "cpu-attack-time", 20*time.Second, "bound of each CPU attack (B-A, B-B, B-C), within -attack-time")
+	flag.DurationVar(&p.warmup, "throughput-warmup", 5*time.Second, "unmeasured round of the well-behaved load on each hub before the throughput rounds (0: none)")
 	flag.DurationVar(&p.throughputFor, "throughput-time", 10*time.Second, "length of one round of the well-behaved throughput measurement")
 	p.registerScales()
 	flag.Parse()

@@ -95,6 +95,14 @@ func startAll(ctx context.Context, p params, bins []labelledBin) ([]*env, error)
 // alternating rounds (A B, B A, …), so a change in the shared machine's
 // load falls on both binaries alike.
 func measureThroughput(ctx context.Context, p params, envs []*env, res []binResult) {
+	if p.warmup > 0 {
+		for i := range envs {
+			benchkit.Progress("%s: warm-up: %d well-behaved tenants x %d workers for %s, not measured", res[i].label, p.tenants, p.tenantWorkers, p.warmup)
+			wctx, cancel := context.WithTimeout(ctx, p.warmup)
+			steadyLoad(wctx, envs[i].tenants, p.tenantWorkers, 0, "warmup")
+			cancel()
+		}
+	}
 	for round := range p.rounds {
 		for k := range envs {
 			i := k

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -80,8 +81,8 @@ func yesNo(b bool) string {
 func printBinary(w io.Writer, r binResult) {
 	fmt.Fprintf(w, "\n== %s: %s, store quota %.0f MiB (%s)\n", r.label, r.bin, mibB(r.quota), r.quotaSrc)
 	t := r.throughput
-	fmt.Fprintf(w, "no misbehaviour: %d tenants x %d workers: %.1f ops/s (rounds:%s), p50 %s ms, p99 %s ms, errors %d (%s), hub CPU %s ms/op (rounds:%s)\n\n",
-		r.tenants, r.workers, t.opsPerSec(), roundRates(r.rounds), ms(t.sum.P50), ms(t.sum.P99), t.errs, pct(t.errRate()), msPrec(t.cpuPerOp()), roundCPU(r.rounds))
+	fmt.Fprintf(w, "no misbehaviour: %d tenants x %d workers: %.1f ops/s (rounds:%s), p50 %s ms, p99 %s ms, errors %d (%s), hub CPU %s ms/op (median %s; rounds:%s)\n\n",
+		r.tenants, r.workers, t.opsPerSec(), roundRates(r.rounds), ms(t.sum.P50), ms(t.sum.P99), t.errs, pct(t.errRate()), msPrec(t.cpuPerOp()), msPrec(medianCPU(r.rounds)), roundCPU(r.rounds))
 	if len(r.phases) == 0 {
 		return
 	}
@@ -130,6 +131,25 @@ func msPrec(d time.Duration) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.3f", benchkit.Ms(d))
+}
+
+// medianCPU is the median of the rounds' CPU time per operation: one
+// round that met a burst of others' load moves it less than the mean.
+func medianCPU(rounds []loadStats) time.Duration {
+	var v []time.Duration
+	for _, r := range rounds {
+		if c := r.cpuPerOp(); c > 0 {
+			v = append(v, c)
+		}
+	}
+	if len(v) == 0 {
+		return 0
+	}
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
 
 func roundCPU(rounds []loadStats) string {
@@ -184,12 +204,13 @@ func printComparison(w io.Writer, before, after binResult) {
 // printCostOfLimits puts each binary's throughput against the hub without
 // limits (-off-bin) measured in the same alternating rounds.
 func printCostOfLimits(w io.Writer, off binResult, others []binResult) {
-	ot, oc := off.throughput.opsPerSec(), off.throughput.cpuPerOp()
-	fmt.Fprintf(w, "\n== cost of limits against %s (%s, %.1f ops/s, hub CPU %s ms/op), one run\n", off.label, off.bin, ot, msPrec(oc))
+	ot, oc, om := off.throughput.opsPerSec(), off.throughput.cpuPerOp(), medianCPU(off.rounds)
+	fmt.Fprintf(w, "\n== cost of limits against %s (%s, %.1f ops/s, hub CPU %s ms/op, median %s), one run\n", off.label, off.bin, ot, msPrec(oc), msPrec(om))
 	for _, r := range others {
-		t, c := r.throughput.opsPerSec(), r.throughput.cpuPerOp()
-		fmt.Fprintf(w, "%s (%s): %.1f ops/s, on/off %.3f, cost of limits %s (goal <= %s); hub CPU %s ms/op, on/off %.3f\n",
-			r.label, r.bin, t, ratioValue(ot, t), pct(overhead(ot, t)), pct(goalOverhead), msPrec(c), ratioValue(float64(oc), float64(c)))
+		t, c, m := r.throughput.opsPerSec(), r.throughput.cpuPerOp(), medianCPU(r.rounds)
+		fmt.Fprintf(w, "%s (%s): %.1f ops/s, on/off %.3f, cost of limits %s (goal <= %s); hub CPU %s ms/op, on/off %.3f; median round %s ms/op, on/off %.3f\n",
+			r.label, r.bin, t, ratioValue(ot, t), pct(overhead(ot, t)), pct(goalOverhead), msPrec(c), ratioValue(float64(oc), float64(c)),
+			msPrec(m), ratioValue(float64(om), float64(m)))
 	}
 }
 
