@@ -53,6 +53,11 @@ func (l *RateLimiter) bucket(addr string) *rate.Limiter {
 func (l *RateLimiter) Exhausted(addr string) (bool, time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	// Every request asks (the authn throttle), and while nobody fails
+	// there is no bucket at all: skip the lookup in the LRU's map.
+	if l.buckets.Len() == 0 {
+		return false, 0
+	}
 	v, ok := l.buckets.Get(addr)
 	if !ok {
 		return false, 0

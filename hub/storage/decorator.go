@@ -117,8 +117,10 @@ func DecoratorWith(inner generic.StorageDecorator, scope Scope, wrap func(storag
 			clusterKeyFunc = nil
 		}
 		guarded := *config
-		guarded.Transformer = newKeyGuard(config.Transformer, config.Codec, config.Prefix, config.GroupResource,
+		guard := newKeyGuard(config.Transformer, config.Codec, config.Prefix, config.GroupResource,
 			resourcePrefix, scope, newFunc, keyFunc)
+		guarded.Transformer = guard
+		guarded.Codec = guard.Codec()
 		s, destroy, err := inner(&guarded, resourcePrefix, clusterKeyFunc, newFunc, newListFunc, getAttrsFunc, trigger, indexers)
 		if err != nil {
 			return nil, destroy, fmt.Errorf("decorating storage for %s: %w", resourcePrefix, err)

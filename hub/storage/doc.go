@@ -48,6 +48,8 @@
 //     stripped from every write and, if found in a stored value, is itself
 //     a reason to skip it, so nobody can steer the cache key of an object.
 //
-// The check decodes every value read from etcd a second time; reads served
-// by the watch cache, most of them, are unaffected.
+// The check decodes every value read from etcd. The store does not decode
+// it again: the guard hands the object it checked to the store's decode of
+// the same bytes (handoff.go), so the object served is the object checked;
+// when the hand-off misses, the store decodes the bytes itself as before.
 package storage

@@ -64,6 +64,9 @@ type keyGuard struct {
 	resourcePrefix string                               // /<group>/<resource>
 	scope          Scope
 	resource       schema.GroupResource
+	// handoff passes each checked object on to the store's decode of the
+	// same bytes (handoff.go); Codec returns the codec that takes them.
+	handoff handoff
 }
 
 var _ value.Transformer = &keyGuard{}
@@ -95,14 +98,22 @@ func (g *keyGuard) TransformFromStorage(ctx context.Context, data []byte, dataCt
 	if g.newFunc == nil {
 		return plain, stale, nil
 	}
-	obj, _, err := g.codec.Decode(plain, nil, g.newFunc())
+	obj, gvk, err := g.codec.Decode(plain, nil, g.newFunc())
 	if err != nil {
 		return g.quarantine(ctx, key, reasonUndecodable, err)
 	}
 	if reason, err := g.check(obj, key); reason != "" {
 		return g.quarantine(ctx, key, reason, err)
 	}
+	g.handoff.put(plain, obj, gvk)
 	return plain, stale, nil
+}
+
+// Codec wraps the resource's storage codec so that its Decode of a value
+// this guard just returned yields the object the guard checked instead of
+// decoding it again. The store must be built with it.
+func (g *keyGuard) Codec() runtime.Codec {
+	return handoffCodec{Codec: g.codec, h: &g.handoff}
 }
 
 // relativeKey is the etcd key of the value without the storage prefix, the

@@ -25,6 +25,19 @@ type loadStats struct {
 	errs   int
 	dur    time.Duration
 	sample []string // up to three distinct error messages
+	// cpu is the hub process's CPU time (user and system) in the window,
+	// when measured: unlike ops/s it hardly moves with the load others
+	// put on a shared machine.
+	cpu time.Duration
+}
+
+// cpuPerOp is the hub's CPU time per successful operation; 0 when not
+// measured.
+func (s loadStats) cpuPerOp() time.Duration {
+	if s.sum.N == 0 {
+		return 0
+	}
+	return s.cpu / time.Duration(s.sum.N)
 }
 
 func (s loadStats) ops() int { return s.sum.N + s.errs }
@@ -106,6 +119,7 @@ func merge(rounds []loadStats) loadStats {
 		}
 		out.errs += r.errs
 		out.dur += r.dur
+		out.cpu += r.cpu
 		if len(out.sample) < 3 {
 			out.sample = append(out.sample, r.sample...)
 		}

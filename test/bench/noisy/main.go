@@ -48,6 +48,10 @@ type scale struct {
 type params struct {
 	benchkit.Command
 	beforeBin string
+	// offBin, when set, is a hub without tenant limits: it runs in the
+	// throughput rounds only, as the base of every other binary's cost of
+	// limits.
+	offBin string
 	// profileDir, when set, receives a CPU profile of each hub per
 	// throughput round (profile.go).
 	profileDir string
@@ -63,7 +67,11 @@ type params struct {
 	baseline      time.Duration
 	attackTime    time.Duration
 	throughputFor time.Duration
-	rounds        int
+	// warmup is an unmeasured round of the well-behaved load on each hub
+	// before the throughput rounds: a fresh hub's first seconds cost
+	// more CPU per operation (caches fill, the heap grows).
+	warmup time.Duration
+	rounds int
 
 	// Scales, filled from scales after flag.Parse.
 	victimWorkers, tenants, tenantWorkers                      int
@@ -122,15 +130,17 @@ func main() {
 	flag.StringVar(&p.profileDir, "cpuprofile-dir", "", "write a CPU profile of each hub during each throughput round to this directory (<label>-round<n>.pprof; read with go tool pprof)")
 	flag.StringVar(&p.keepLogs, "keep-logs", "", "copy each hub's log to this directory (<label>-hub.log) before the hub's temp dir is removed")
 	flag.StringVar(&p.beforeBin, "before-bin", "", "optional second wharf-hub binary, run first and reported as \"before\"")
+	flag.StringVar(&p.offBin, "off-bin", "", "optional wharf-hub binary without tenant limits (e.g. built before issue 24), reported as \"off\": it runs in the throughput rounds only, and every other binary's cost of limits is measured against it")
 	flag.StringVar(&p.edgesBin, "edges-bin", "bin/wharf-provider-edges", "replicas: single provider whose lease renewals are watched (empty: none)")
 	flag.StringVar(&p.hubArgs, "hub-args", "", "extra wharf-hub flags, space separated, passed to every binary")
 	flag.Int64Var(&p.etcdQuota, "etcd-quota", 256<<20, "store quota in bytes, passed as --etcd-quota-backend-bytes to binaries that know that flag")
 	flag.BoolVar(&p.externalEtcd, "external-etcd", false, "run each hub on an etcd of this command's (--etcd-servers) started with -etcd-quota, so a binary without the quota flag meets a small store too")
 	flag.BoolVar(&p.quick, "quick", false, "small, short smoke run")
-	flag.StringVar(&p.attacks, "attacks", "B1,B2,B4,B5,B6,B7,B-A,B-B,B-C", "attacks to run (B2 is the B2/B3 list flood; B-A, B-B, B-C are the second review's CPU attacks)")
+	flag.StringVar(&p.attacks, "attacks", "B1,B2,B4,B5,B6,B7,B-A,B-B,B-C", "attacks to run (B2 is the B2/B3 list flood; B-A, B-B, B-C are the second review's CPU attacks); empty or \"none\": the throughput rounds only")
 	flag.DurationVar(&p.baseline, "baseline", 10*time.Second, "victim baseline before each attack")
 	flag.DurationVar(&p.attackTime, "attack-time", 40*time.Second, "bound of each attack's measured window")
 	flag.DurationVar(&p.cpuAttackTime, "cpu-attack-time", 20*time.Second, "bound of each CPU attack (B-A, B-B, B-C), within -attack-time")
+	flag.DurationVar(&p.warmup, "throughput-warmup", 5*time.Second, "unmeasured round of the well-behaved load on each hub before the throughput rounds (0: none)")
 	flag.DurationVar(&p.throughputFor, "throughput-time", 10*time.Second, "length of one round of the well-behaved throughput measurement")
 	p.registerScales()
 	flag.Parse()
@@ -165,22 +175,28 @@ func (p params) validate() error {
 func (p params) attackList() []string {
 	var out []string
 	for _, a := range strings.Split(p.attacks, ",") {
-		if a = strings.ToUpper(strings.TrimSpace(a)); a != "" {
+		if a = strings.ToUpper(strings.TrimSpace(a)); a != "" && a != "NONE" {
 			out = append(out, a)
 		}
 	}
 	return out
 }
 
+// offLabel names the -off-bin hub in the report.
+const offLabel = "off"
+
 // labelledBin is a binary under test and its name in the report.
 type labelledBin struct{ label, bin string }
 
 func run(ctx context.Context, p params) error {
-	fmt.Printf("wharf noisy-neighbour benchmark: bin=%s before-bin=%q quick=%v attacks=%s baseline=%s attack-time=%s throughput=%dx%s GOMAXPROCS=%d\n",
-		p.Bin, p.beforeBin, p.quick, p.attacks, p.baseline, p.attackTime, p.rounds, p.throughputFor, runtime.GOMAXPROCS(0))
+	fmt.Printf("wharf noisy-neighbour benchmark: bin=%s before-bin=%q off-bin=%q quick=%v attacks=%s baseline=%s attack-time=%s throughput=%dx%s GOMAXPROCS=%d\n",
+		p.Bin, p.beforeBin, p.offBin, p.quick, p.attacks, p.baseline, p.attackTime, p.rounds, p.throughputFor, runtime.GOMAXPROCS(0))
 	bins := []labelledBin{{"hub", p.Bin}}
 	if p.beforeBin != "" {
 		bins = []labelledBin{{"before", p.beforeBin}, {"after", p.Bin}}
+	}
+	if p.offBin != "" {
+		bins = append([]labelledBin{{offLabel, p.offBin}}, bins...)
 	}
 	for _, b := range bins {
 		if _, err := os.Stat(b.bin); err != nil {
@@ -205,8 +221,15 @@ func run(ctx context.Context, p params) error {
 	}
 	measureThroughput(ctx, p, envs, res)
 	// Attacks run against one hub at a time; each hub is stopped after its
-	// attacks, so the next one has the machine to itself.
+	// attacks, so the next one has the machine to itself. The hub without
+	// limits is only the throughput base.
 	for i, e := range envs {
+		if res[i].label == offLabel {
+			e.stop()
+			stopped[i] = true
+			printBinary(os.Stdout, res[i])
+			continue
+		}
 		if err := runAttacks(ctx, e, &res[i]); err != nil {
 			return fmt.Errorf("%s (%s): %w", res[i].label, res[i].bin, err)
 		}
@@ -215,6 +238,10 @@ func run(ctx context.Context, p params) error {
 		e.stop()
 		stopped[i] = true
 		printBinary(os.Stdout, res[i])
+	}
+	if p.offBin != "" {
+		printCostOfLimits(os.Stdout, res[0], res[1:])
+		res = res[1:]
 	}
 	if len(res) == 2 {
 		printComparison(os.Stdout, res[0], res[1])

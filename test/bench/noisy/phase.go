@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -94,6 +95,14 @@ func startAll(ctx context.Context, p params, bins []labelledBin) ([]*env, error)
 // alternating rounds (A B, B A, …), so a change in the shared machine's
 // load falls on both binaries alike.
 func measureThroughput(ctx context.Context, p params, envs []*env, res []binResult) {
+	if p.warmup > 0 {
+		for i := range envs {
+			benchkit.Progress("%s: warm-up: %d well-behaved tenants x %d workers for %s, not measured", res[i].label, p.tenants, p.tenantWorkers, p.warmup)
+			wctx, cancel := context.WithTimeout(ctx, p.warmup)
+			steadyLoad(wctx, envs[i].tenants, p.tenantWorkers, 0, "warmup")
+			cancel()
+		}
+	}
 	for round := range p.rounds {
 		for k := range envs {
 			i := k
@@ -103,7 +112,12 @@ func measureThroughput(ctx context.Context, p params, envs []*env, res []binResu
 			benchkit.Progress("%s: throughput round %d/%d: %d well-behaved tenants x %d workers for %s", res[i].label, round+1, p.rounds, p.tenants, p.tenantWorkers, p.throughputFor)
 			tctx, cancel := context.WithTimeout(ctx, p.throughputFor)
 			prof := startProfile(ctx, p, envs[i].h, fmt.Sprintf("%s-round%d", res[i].label, round+1))
-			res[i].rounds = append(res[i].rounds, steadyLoad(tctx, envs[i].tenants, p.tenantWorkers, 0, fmt.Sprintf("tp%d", round)))
+			cpu0, cpuErr := processCPU(envs[i].h.Pid())
+			st := steadyLoad(tctx, envs[i].tenants, p.tenantWorkers, 0, fmt.Sprintf("tp%d", round))
+			if cpu1, err := processCPU(envs[i].h.Pid()); err == nil && cpuErr == nil {
+				st.cpu = cpu1 - cpu0
+			}
+			res[i].rounds = append(res[i].rounds, st)
 			cancel()
 			prof()
 		}
@@ -227,6 +241,35 @@ func recoverStore(ctx context.Context, e *env, n *note) {
 		return
 	}
 	n.add("NOSPACE still armed 30 s after cleanup; the benchmark compacted, defragmented and disarmed it")
+}
+
+// processCPU is pid's user and system CPU time so far (/proc/<pid>/stat,
+// in USER_HZ ticks, 100 a second on Linux).
+func processCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) may hold spaces; fields count from the
+	// last ')'.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	}
+	var ticks int64
+	for _, v := range f[11:13] { // utime, stime: fields 14 and 15
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * (time.Second / 100), nil
 }
 
 func countFDs(pid int) int {

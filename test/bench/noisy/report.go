@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -80,8 +81,11 @@ func yesNo(b bool) string {
 func printBinary(w io.Writer, r binResult) {
 	fmt.Fprintf(w, "\n== %s: %s, store quota %.0f MiB (%s)\n", r.label, r.bin, mibB(r.quota), r.quotaSrc)
 	t := r.throughput
-	fmt.Fprintf(w, "no misbehaviour: %d tenants x %d workers: %.1f ops/s (rounds:%s), p50 %s ms, p99 %s ms, errors %d (%s)\n\n",
-		r.tenants, r.workers, t.opsPerSec(), roundRates(r.rounds), ms(t.sum.P50), ms(t.sum.P99), t.errs, pct(t.errRate()))
+	fmt.Fprintf(w, "no misbehaviour: %d tenants x %d workers: %.1f ops/s (rounds:%s), p50 %s ms, p99 %s ms, errors %d (%s), hub CPU %s ms/op (median %s; rounds:%s)\n\n",
+		r.tenants, r.workers, t.opsPerSec(), roundRates(r.rounds), ms(t.sum.P50), ms(t.sum.P99), t.errs, pct(t.errRate()), msPrec(t.cpuPerOp()), msPrec(medianCPU(r.rounds)), roundCPU(r.rounds))
+	if len(r.phases) == 0 {
+		return
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "attack\tp50 base\tp50 atk\tx\tp99 base\tp99 atk\tx\terr base\terr atk\tops/s base\tops/s atk\tx\trenewals seen\tmissed renew\tfence stops\tprov restarts\tstore max MiB\tof quota\tNOSPACE\tafter clean\tverdict\t")
 	for _, p := range r.phases {
@@ -121,6 +125,41 @@ func printBinary(w io.Writer, r binResult) {
 	}
 }
 
+// msPrec formats a small duration in ms with three decimals.
+func msPrec(d time.Duration) string {
+	if d <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", benchkit.Ms(d))
+}
+
+// medianCPU is the median of the rounds' CPU time per operation: one
+// round that met a burst of others' load moves it less than the mean.
+func medianCPU(rounds []loadStats) time.Duration {
+	var v []time.Duration
+	for _, r := range rounds {
+		if c := r.cpuPerOp(); c > 0 {
+			v = append(v, c)
+		}
+	}
+	if len(v) == 0 {
+		return 0
+	}
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+func roundCPU(rounds []loadStats) string {
+	var b strings.Builder
+	for _, r := range rounds {
+		fmt.Fprintf(&b, " %s", msPrec(r.cpuPerOp()))
+	}
+	return b.String()
+}
+
 func roundRates(rounds []loadStats) string {
 	var b strings.Builder
 	for _, r := range rounds {
@@ -135,8 +174,11 @@ func (p phaseResult) probe() bool { return p.probeName != "" }
 func printComparison(w io.Writer, before, after binResult) {
 	fmt.Fprintf(w, "\n== before (%s) vs after (%s), one run\n", before.bin, after.bin)
 	bt, at := before.throughput.opsPerSec(), after.throughput.opsPerSec()
-	fmt.Fprintf(w, "no-misbehaviour throughput: before %.1f ops/s, after %.1f ops/s, cost of limits %s (goal <= %s)\n\n",
-		bt, at, pct(overhead(bt, at)), pct(goalOverhead))
+	fmt.Fprintf(w, "no-misbehaviour throughput: before %.1f ops/s, after %.1f ops/s, cost of limits %s (goal <= %s); hub CPU before %s ms/op, after %s ms/op\n\n",
+		bt, at, pct(overhead(bt, at)), pct(goalOverhead), msPrec(before.throughput.cpuPerOp()), msPrec(after.throughput.cpuPerOp()))
+	if len(after.phases) == 0 {
+		return
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "attack\tp99 x before\tp99 x after\terr atk before\terr atk after\tprobe p99 x before\tprobe p99 x after\tmissed before\tmissed after\tNOSPACE before\tNOSPACE after\tverdict before\tverdict after\t")
 	idx := map[string]phaseResult{}
@@ -157,4 +199,25 @@ func printComparison(w io.Writer, before, after binResult) {
 			verdict(b), verdict(a))
 	}
 	tw.Flush()
+}
+
+// printCostOfLimits puts each binary's throughput against the hub without
+// limits (-off-bin) measured in the same alternating rounds.
+func printCostOfLimits(w io.Writer, off binResult, others []binResult) {
+	ot, oc, om := off.throughput.opsPerSec(), off.throughput.cpuPerOp(), medianCPU(off.rounds)
+	fmt.Fprintf(w, "\n== cost of limits against %s (%s, %.1f ops/s, hub CPU %s ms/op, median %s), one run\n", off.label, off.bin, ot, msPrec(oc), msPrec(om))
+	for _, r := range others {
+		t, c, m := r.throughput.opsPerSec(), r.throughput.cpuPerOp(), medianCPU(r.rounds)
+		fmt.Fprintf(w, "%s (%s): %.1f ops/s, on/off %.3f, cost of limits %s (goal <= %s); hub CPU %s ms/op, on/off %.3f; median round %s ms/op, on/off %.3f\n",
+			r.label, r.bin, t, ratioValue(ot, t), pct(overhead(ot, t)), pct(goalOverhead), msPrec(c), ratioValue(float64(oc), float64(c)),
+			msPrec(m), ratioValue(float64(om), float64(m)))
+	}
+}
+
+// ratioValue is after/before, 0 without a base.
+func ratioValue(before, after float64) float64 {
+	if before <= 0 {
+		return 0
+	}
+	return after / before
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -154,6 +155,47 @@ func TestReport(t *testing.T) {
 	}
 }
 
+// TestCostOfLimits: with -off-bin and -attacks none, each binary's
+// throughput is put against the hub without limits, and no attack table is
+// printed.
+func TestCostOfLimits(t *testing.T) {
+	off := binResult{label: offLabel, bin: "nolimits", throughput: stats(0, 5, 5, 5, 5), rounds: []loadStats{stats(0, 5, 5)}, tenants: 3, workers: 2}
+	off.throughput.cpu = 8 * time.Millisecond // 2 ms/op
+	off.rounds[0].cpu = 4 * time.Millisecond  // 2 ms/op
+	after := off
+	after.label, after.bin = "after", "new"
+	before := off
+	before.label, before.bin, before.throughput = "before", "old", stats(0, 5, 5, 5) // 3 ops/s against 4
+	before.throughput.cpu = 9 * time.Millisecond                                     // 3 ms/op
+	// Rounds of 2 ops each at 2, 3 and 40 ms/op: the median is 3.
+	before.rounds = []loadStats{stats(0, 5, 5), stats(0, 5, 5), stats(0, 5, 5)}
+	for i, c := range []time.Duration{2, 3, 40} {
+		before.rounds[i].cpu = 2 * c * time.Millisecond
+	}
+	var buf bytes.Buffer
+	printBinary(&buf, before)
+	printCostOfLimits(&buf, off, []binResult{before, after})
+	printComparison(&buf, before, after)
+	out := buf.String()
+	for _, want := range []string{
+		"cost of limits against off (nolimits, 4.0 ops/s, hub CPU 2.000 ms/op, median 2.000)",
+		"hub CPU 3.000 ms/op (median 3.000; rounds: 2.000 3.000 40.000)",
+		"before (old): 3.0 ops/s, on/off 0.750, cost of limits 25.0% (goal <= 5.0%); hub CPU 3.000 ms/op, on/off 1.500; median round 3.000 ms/op, on/off 1.500",
+		"after (new): 4.0 ops/s, on/off 1.000, cost of limits 0.0% (goal <= 5.0%); hub CPU 2.000 ms/op, on/off 1.000; median round 2.000 ms/op, on/off 1.000",
+		"before 3.0 ops/s, after 4.0 ops/s, cost of limits -33.3%",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	if got, err := processCPU(os.Getpid()); err != nil || got < 0 {
+		t.Errorf("processCPU(self) = %v, %v", got, err)
+	}
+	if strings.Contains(out, "attack\t") || strings.Contains(out, "verdict") {
+		t.Errorf("attack table printed without attacks:\n%s", out)
+	}
+}
+
 func TestScales(t *testing.T) {
 	var p params
 	var a, b int
@@ -170,6 +212,12 @@ func TestScales(t *testing.T) {
 	p.attacks = "b1, B5,"
 	if got := p.attackList(); len(got) != 2 || got[0] != "B1" || got[1] != "B5" {
 		t.Errorf("attackList = %q", got)
+	}
+	for _, none := range []string{"", "none", " None "} {
+		p.attacks = none
+		if got := p.attackList(); len(got) != 0 {
+			t.Errorf("attackList(%q) = %q, want none (throughput rounds only)", none, got)
+		}
 	}
 }
 
