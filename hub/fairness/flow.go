@@ -56,6 +56,7 @@ type Controller struct {
 	tarpit    *tarpit
 	denials   *denials
 	traffic   *traffic
+	stored    StoredSizes
 
 	mu      sync.Mutex
 	tenants map[tenantKind]*tenantQueue
@@ -108,6 +109,9 @@ type ControllerConfig struct {
 	// bound.
 	TrafficRate  float64
 	TrafficBurst int64
+	// Stored weighs requests naming a big stored object by its size
+	// (stored.go); nil weighs them by their body alone.
+	Stored StoredSizes
 }
 
 // maxHeld bounds the refused requests held hub-wide (tarpit.go).
@@ -118,7 +122,7 @@ func NewController(cfg ControllerConfig) (*Controller, error) {
 	c := &Controller{
 		keyer: cfg.Keyer, limits: cfg.Limits, queueLen: max(0, cfg.QueueLength),
 		factory: queueset.NewQueueSetFactory(cfg.Clock), estimator: cfg.Estimator, watches: cfg.Watches, queueWait: cfg.QueueWait,
-		tenants: map[tenantKind]*tenantQueue{}, waitClock: cfg.WaitClock,
+		tenants: map[tenantKind]*tenantQueue{}, waitClock: cfg.WaitClock, stored: cfg.Stored,
 	}
 	if c.waitClock == nil {
 		c.waitClock = clock.RealClock{}
@@ -228,6 +232,10 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 	case c.estimator != nil:
 		width.InitialSeats = c.estimator.Seats(ctx, info, st.rawQuery, c.tenantSeats(kind), c.maxSeats(kind))
 	}
+	// A request naming a big stored object costs what the object does,
+	// whatever its body (third review, C-B: 34-byte patches and GETs of
+	// a 960 KB object took one seat each).
+	width.InitialSeats = max(width.InitialSeats, c.storedSeats(ctx, tenant, info, kind))
 	if c.keyer.Prepare != nil {
 		c.keyer.Prepare(ctx)
 	}

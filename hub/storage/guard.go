@@ -64,6 +64,9 @@ type keyGuard struct {
 	resourcePrefix string                               // /<group>/<resource>
 	scope          Scope
 	resource       schema.GroupResource
+	// sizes, when set, learns the size of every value written and read
+	// (sizes.go).
+	sizes ObjectSizes
 }
 
 var _ value.Transformer = &keyGuard{}
@@ -83,7 +86,11 @@ func newKeyGuard(inner value.Transformer, codec runtime.Codec, pathPrefix string
 }
 
 func (g *keyGuard) TransformToStorage(ctx context.Context, data []byte, dataCtx value.Context) ([]byte, error) {
-	return g.inner.TransformToStorage(ctx, data, dataCtx)
+	out, err := g.inner.TransformToStorage(ctx, data, dataCtx)
+	if err == nil && g.sizes != nil {
+		g.sizes.Stored(g.relativeKey(dataCtx), len(data), true)
+	}
+	return out, err
 }
 
 func (g *keyGuard) TransformFromStorage(ctx context.Context, data []byte, dataCtx value.Context) ([]byte, bool, error) {
@@ -101,6 +108,9 @@ func (g *keyGuard) TransformFromStorage(ctx context.Context, data []byte, dataCt
 	}
 	if reason, err := g.check(obj, key); reason != "" {
 		return g.quarantine(ctx, key, reason, err)
+	}
+	if g.sizes != nil {
+		g.sizes.Stored(key, len(plain), false)
 	}
 	return plain, stale, nil
 }
