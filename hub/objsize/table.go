@@ -30,12 +30,20 @@ const (
 // workspace from memory: its id and its path.
 type Resolve func(raw string) (cluster.ID, cluster.Path, bool)
 
+// May reports whether the caller in ctx may make the request info
+// describes in workspace id.
+type May func(ctx context.Context, id cluster.ID, info *request.RequestInfo) bool
+
 // Table is the stored size of each big object, by etcd key (without the
 // storage prefix: /<group>/<resource>/<cluster>/[<namespace>/]<name>).
 // It implements hub/storage's ObjectSizes (learning) and hub/fairness's
 // StoredSizes (weighing).
 type Table struct {
-	resolve          Resolve
+	resolve Resolve
+	// may, when set, reports whether the caller may make the request
+	// (the hub's authorizer); it lets a caller of another tenant be
+	// weighed by what she may read or rewrite anyway.
+	may              May
 	perTenant, total int
 
 	mu      sync.Mutex
@@ -48,9 +56,13 @@ type entry struct {
 	tenant string
 }
 
-// NewTable returns an empty table with the package's bounds.
-func NewTable(resolve Resolve) *Table {
-	return newTable(resolve, PerTenant, Total)
+// NewTable returns an empty table with the package's bounds. may (nil:
+// nobody) says whether a caller of another tenant than the workspace's
+// may make a request, to weigh it by the object's size too.
+func NewTable(resolve Resolve, may May) *Table {
+	t := newTable(resolve, PerTenant, Total)
+	t.may = may
+	return t
 }
 
 func newTable(resolve Resolve, perTenant, total int) *Table {
@@ -177,8 +189,9 @@ func (t *Table) Size(key string) (int64, bool) {
 }
 
 // StoredSize is the stored size of the object info names, when it is
-// known and tenant owns the workspace the request targets (see the
-// package doc: never for a caller of another tenant).
+// known and tenant owns the workspace the request targets, or the
+// caller may make the request there anyway (see the package doc: never
+// for a caller who may not, so that her width tells her nothing).
 func (t *Table) StoredSize(ctx context.Context, tenant string, info *request.RequestInfo) (int64, bool) {
 	if !info.IsResourceRequest || info.Name == "" || tenant == "" {
 		return 0, false
@@ -188,12 +201,23 @@ func (t *Table) StoredSize(ctx context.Context, tenant string, info *request.Req
 		return 0, false
 	}
 	id, p, ok := t.resolve(target.Raw)
-	if !ok || p == "" || "tree:"+string(fairness.TreeOf(p)) != tenant {
+	if !ok || p == "" {
 		return 0, false
 	}
 	key := wstorage.ResourcePrefix(info.APIGroup, info.Resource) + "/" + string(id)
 	if info.Namespace != "" {
 		key += "/" + info.Namespace
 	}
-	return t.Size(key + "/" + info.Name)
+	size, ok := t.Size(key + "/" + info.Name)
+	if !ok {
+		return 0, false
+	}
+	// Another tenant's caller (a person granted access to this
+	// workspace) is weighed only when she may make the request: whoever
+	// may not gets the width of a missing object. Asked only for a big
+	// object, so ordinary requests never pay for it.
+	if "tree:"+string(fairness.TreeOf(p)) != tenant && (t.may == nil || !t.may(ctx, id, info)) {
+		return 0, false
+	}
+	return size, true
 }

@@ -3,6 +3,7 @@ package objsize
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"k8s.io/apiserver/pkg/endpoints/request"
@@ -90,8 +91,12 @@ func TestTableBoundsPerTenant(t *testing.T) {
 	}
 }
 
-func TestStoredSizeOnlyForTheOwningTenant(t *testing.T) {
-	tb := newTable(testResolve, 10, 100)
+func TestStoredSizeOnlyForTheOwningTenantOrWhoMay(t *testing.T) {
+	var mayUser string
+	tb := NewTable(testResolve, func(_ context.Context, id cluster.ID, info *request.RequestInfo) bool {
+		// carol may patch in alice's workspace, bob may not.
+		return id == "a2" && info.Verb == "patch" && mayUser == "carol"
+	})
 	tb.Stored(cmKey("a2", "big"), big, true)
 	info := &request.RequestInfo{IsResourceRequest: true, Verb: "patch", Resource: "configmaps", Namespace: "default", Name: "big"}
 	for _, tt := range []struct {
@@ -101,10 +106,12 @@ func TestStoredSizeOnlyForTheOwningTenant(t *testing.T) {
 		{"root:users:alice:w", "tree:root:users:alice", true},
 		{"a2", "tree:root:users:alice", true},
 		{"root:users:alice:w", "tree:root:users:bob", false},
+		{"root:users:alice:w", "tree:root:users:carol", true},
 		{"root:users:alice", "tree:root:users:alice", false}, // another workspace
 		{"missing", "tree:root:users:alice", false},
 	} {
 		ctx := cluster.WithTarget(context.Background(), cluster.Target{Raw: tt.raw, Explicit: true})
+		mayUser = strings.TrimPrefix(tt.tenant, "tree:root:users:")
 		n, ok := tb.StoredSize(ctx, tt.tenant, info)
 		if ok != tt.want || (ok && n != big) {
 			t.Errorf("%s as %s: %d %v, want known=%v", tt.raw, tt.tenant, n, ok, tt.want)

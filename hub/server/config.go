@@ -253,7 +253,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	watchCache.History = o.watchCacheHistory()
 	// Big objects' stored sizes, learned as they are written and read,
 	// weigh the requests that name them (hub/objsize).
-	sizes := objectSizes(extra.Index)
+	sizes := objectSizes(extra.Index, func() authorizer.Authorizer { return gc.Authorization.Authorizer })
 	gc.RESTOptionsGetter = wstorage.RESTOptionsGetter{Delegate: gc.RESTOptionsGetter, RetryWrites: true, WatchCache: watchCache, Wrap: extra.Quota.accountant.Wrap, Sizes: sizes}
 	// Custom resources are counted too (hub/quota).
 	if crGetter, ok := apiextCfg.ExtraConfig.CRDRESTOptionsGetter.(wstorage.RESTOptionsGetter); ok {

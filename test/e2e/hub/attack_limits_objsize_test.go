@@ -220,6 +220,26 @@ func TestAttackLimitsObjectSize(t *testing.T) {
 		})
 	}
 
+	t.Run("r24c:4c/a person of another tenant granted edit there is weighed by the object too; one not granted is not", func(t *testing.T) {
+		quiet(t)
+		rb := `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"alice-edit"},` +
+			`"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"edit"},` +
+			`"subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":"alice"}]}`
+		if code, body := e.as("mallory", http.MethodPost, home+"/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings", rb, e.vars); code != http.StatusCreated {
+			t.Fatalf("mallory's RoleBinding for alice: %d %.300s", code, body)
+		}
+		c := objsizeConn(t, e, "alice", http.MethodPatch, cms+"/big60k?dryRun=All", "Content-Type: application/merge-patch+json\r\nContent-Length: 34\r\n", "")
+		defer c.Close()
+		if seats := cpuHeld(t, e, "mutating", 1); seats != mostMutating {
+			t.Errorf("alice's held patch of mallory's big ConfigMap holds %d seats, want %d", seats, mostMutating)
+		}
+		// Alice's own writes wait for it; mallory's are her own share.
+		refused(t, step{as: "alice", method: http.MethodPost, path: cmPath("/clusters/{aliceHome}") + "?dryRun=All", body: cmJSON("probe-{n}")})
+		if code, body := e.send(small, e.vars); code != http.StatusCreated {
+			t.Errorf("mallory's small write while alice's patch runs: %d %.300s", code, body)
+		}
+	})
+
 	t.Run("r24c:6/20 tiny merge patches at once while one runs: every one waits, then 429", func(t *testing.T) {
 		quiet(t)
 		release := holdPatch(t, cms+"/big60k?dryRun=All", "application/merge-patch+json", 34)
