@@ -33,11 +33,14 @@
 //     PerTenant objects bigger than it.
 //   - Entries are keyed by the etcd key, which carries the workspace's
 //     logical cluster: decisions key on the workspace.
-//   - A stored size weighs only requests of the tenant that owns the
-//     object's workspace (Sizes.StoredSize). The width is chosen before
-//     authorization, so weighing a caller who may not see the workspace
-//     by what it holds would tell her whether a big object of that name
-//     exists there (through the share of 429s), as the list estimate
-//     once did (outside review, row 3). The owner's tenant may see its
-//     own tree.
+//   - A stored size weighs requests of the tenant that owns the object's
+//     workspace, and of a caller of another tenant only when the hub's
+//     authorizer allows her request (Table.StoredSize). The width is
+//     chosen before authorization, so weighing a caller who may not see
+//     the workspace by what it holds would tell her whether a big object
+//     of that name exists there (through the share of 429s), as the list
+//     estimate once did (outside review, row 3); whoever may not make the
+//     request gets the width of a missing object. The authorizer is asked
+//     only for a known big object, so ordinary requests never pay for it;
+//     the owner's tenant may see its own tree, so it is not asked.
 package objsize

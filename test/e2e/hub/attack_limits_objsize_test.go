@@ -220,7 +220,7 @@ func TestAttackLimitsObjectSize(t *testing.T) {
 		})
 	}
 
-	t.Run("r24c:4c/a person of another tenant granted edit there is weighed by the object too; one not granted is not", func(t *testing.T) {
+	t.Run("r24c:4c/a person of another tenant granted edit in her workspace is weighed by the object too", func(t *testing.T) {
 		quiet(t)
 		rb := `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"alice-edit"},` +
 			`"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"edit"},` +
