@@ -20,7 +20,10 @@
 //     watch) and mutating separately, as --max-requests-inflight and
 //     --max-mutating-requests-inflight count. A tenant's share is
 //     --max-requests-inflight-tenant-fraction of each budget (at least
-//     one seat). A get of one object takes one seat. A mutating
+//     one seat). A get of one object takes one seat, or, when the
+//     tenant owns it and it is big, one per ObjectReadBytesPerSeat of
+//     its stored size (stored.go, hub/objsize); a patch or update of a
+//     big object at least one per WriteBytesPerSeat of it. A mutating
 //     request takes one per WriteBytesPerSeat (8 KiB) of the body it
 //     announces, counted before the body is read, and its tenant's whole
 //     share when the length is unknown (chunked): decoding and

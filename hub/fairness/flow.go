@@ -57,6 +57,7 @@ type Controller struct {
 	denials   *denials
 	traffic   *traffic
 	cpu       *Turnstile
+	stored    StoredSizes
 
 	mu      sync.Mutex
 	tenants map[tenantKind]*tenantQueue
@@ -112,6 +113,9 @@ type ControllerConfig struct {
 	// HeavyCPUs bounds how many heavy requests do CPU work at once,
 	// hub-wide (cpu.go); 0: no bound.
 	HeavyCPUs int
+	// Stored weighs requests naming a big stored object by its size
+	// (stored.go); nil weighs them by their body alone.
+	Stored StoredSizes
 }
 
 // maxHeld bounds the refused requests held hub-wide (tarpit.go).
@@ -122,7 +126,7 @@ func NewController(cfg ControllerConfig) (*Controller, error) {
 	c := &Controller{
 		keyer: cfg.Keyer, limits: cfg.Limits, queueLen: max(0, cfg.QueueLength),
 		factory: queueset.NewQueueSetFactory(cfg.Clock), estimator: cfg.Estimator, watches: cfg.Watches, queueWait: cfg.QueueWait,
-		tenants: map[tenantKind]*tenantQueue{}, waitClock: cfg.WaitClock,
+		tenants: map[tenantKind]*tenantQueue{}, waitClock: cfg.WaitClock, stored: cfg.Stored,
 	}
 	if c.waitClock == nil {
 		c.waitClock = clock.RealClock{}
@@ -233,6 +237,10 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 	case c.estimator != nil:
 		width.InitialSeats = c.estimator.Seats(ctx, info, st.rawQuery, c.tenantSeats(kind), c.maxSeats(kind))
 	}
+	// A request naming a big stored object costs what the object does,
+	// whatever its body (third review, C-B: 34-byte patches and GETs of
+	// a 960 KB object took one seat each).
+	width.InitialSeats = max(width.InitialSeats, c.storedSeats(ctx, tenant, info, kind))
 	if c.keyer.Prepare != nil {
 		c.keyer.Prepare(ctx)
 	}

@@ -132,7 +132,9 @@ const hubQueues = 64
 const EstimatorEntries = 50000
 
 // NewController returns the flow control the options describe.
-func (o *Options) NewController(keyer Keyer, costs *Estimator) (*Controller, error) {
+// stored, when not nil, weighs requests naming a big stored object by its
+// size (stored.go).
+func (o *Options) NewController(keyer Keyer, costs *Estimator, stored StoredSizes) (*Controller, error) {
 	total, perTenant := o.WatchLimits(OpenFileLimit())
 	return NewController(ControllerConfig{
 		Keyer: keyer, Limits: o.Limits(), QueueLength: queueLength, HubQueues: hubQueues, QueueWait: queueWait,
@@ -141,5 +143,6 @@ func (o *Options) NewController(keyer Keyer, costs *Estimator) (*Controller, err
 		DenialRate:  DenialRate, DenialBurst: DenialBurst, DenialHold: DenialHold,
 		TrafficRate: float64(o.TrafficBytesPerCPU) * float64(runtime.GOMAXPROCS(0)), TrafficBurst: o.TrafficBurst,
 		HeavyCPUs: o.HeavyCPUs,
+		Stored:    stored,
 	})
 }

@@ -251,10 +251,14 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		return nil, err
 	}
 	watchCache.History = o.watchCacheHistory()
-	gc.RESTOptionsGetter = wstorage.RESTOptionsGetter{Delegate: gc.RESTOptionsGetter, RetryWrites: true, WatchCache: watchCache, Wrap: extra.Quota.accountant.Wrap}
+	// Big objects' stored sizes, learned as they are written and read,
+	// weigh the requests that name them (hub/objsize).
+	sizes := objectSizes(extra.Index, func() authorizer.Authorizer { return gc.Authorization.Authorizer })
+	gc.RESTOptionsGetter = wstorage.RESTOptionsGetter{Delegate: gc.RESTOptionsGetter, RetryWrites: true, WatchCache: watchCache, Wrap: extra.Quota.accountant.Wrap, Sizes: sizes}
 	// Custom resources are counted too (hub/quota).
 	if crGetter, ok := apiextCfg.ExtraConfig.CRDRESTOptionsGetter.(wstorage.RESTOptionsGetter); ok {
 		crGetter.Wrap = extra.Quota.accountant.Wrap
+		crGetter.Sizes = sizes
 		apiextCfg.ExtraConfig.CRDRESTOptionsGetter = crGetter
 	}
 
@@ -314,7 +318,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	// Upstream's priority-and-fairness filter, between impersonation and
 	// authorization, runs the hub's tenant flow control (hub/fairness).
 	costs := fairness.NewEstimator(fairness.EstimatorEntries)
-	flow, err := o.Fairness.NewController(keyer, costs)
+	flow, err := o.Fairness.NewController(keyer, costs, sizes)
 	if err != nil {
 		return nil, err
 	}

@@ -44,6 +44,9 @@ type RESTOptionsGetter struct {
 	// the cluster keying, where objects carry their cluster (hub/quota
 	// counts writes there).
 	Wrap func(storage.Interface, *storagebackend.ConfigForResource) storage.Interface
+	// Sizes, when set, learns the stored size of every per-workspace
+	// value written and read (sizes.go).
+	Sizes ObjectSizes
 }
 
 var _ generic.RESTOptionsGetter = RESTOptionsGetter{}
@@ -66,7 +69,7 @@ func (g RESTOptionsGetter) GetRESTOptions(gr schema.GroupResource, example runti
 		}
 		opts.Decorator = retryingStorage(g.WatchCache.Cached(gr), g.WatchCache.History, clk)
 	}
-	opts.Decorator = DecoratorWith(opts.Decorator, scope, g.Wrap)
+	opts.Decorator = decorator(opts.Decorator, scope, g.Wrap, g.Sizes)
 	return opts, nil
 }
 
@@ -79,6 +82,11 @@ func Decorator(inner generic.StorageDecorator, scope Scope) generic.StorageDecor
 // DecoratorWith is Decorator with wrap (when not nil) around the inner
 // store of every Scoped resource.
 func DecoratorWith(inner generic.StorageDecorator, scope Scope, wrap func(storage.Interface, *storagebackend.ConfigForResource) storage.Interface) generic.StorageDecorator {
+	return decorator(inner, scope, wrap, nil)
+}
+
+func decorator(inner generic.StorageDecorator, scope Scope, wrap func(storage.Interface, *storagebackend.ConfigForResource) storage.Interface,
+	sizes ObjectSizes) generic.StorageDecorator {
 	if inner == nil {
 		inner = generic.UndecoratedStorage
 	}
@@ -119,6 +127,9 @@ func DecoratorWith(inner generic.StorageDecorator, scope Scope, wrap func(storag
 		guarded := *config
 		guard := newKeyGuard(config.Transformer, config.Codec, config.Prefix, config.GroupResource,
 			resourcePrefix, scope, newFunc, keyFunc)
+		if scope == Scoped {
+			guard.sizes = sizes
+		}
 		guarded.Transformer = guard
 		guarded.Codec = guard.Codec()
 		s, destroy, err := inner(&guarded, resourcePrefix, clusterKeyFunc, newFunc, newListFunc, getAttrsFunc, trigger, indexers)

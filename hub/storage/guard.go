@@ -67,6 +67,9 @@ type keyGuard struct {
 	// handoff passes each checked object on to the store's decode of the
 	// same bytes (handoff.go); Codec returns the codec that takes them.
 	handoff handoff
+	// sizes, when set, learns the size of every value written and read
+	// (sizes.go).
+	sizes ObjectSizes
 }
 
 var _ value.Transformer = &keyGuard{}
@@ -86,7 +89,11 @@ func newKeyGuard(inner value.Transformer, codec runtime.Codec, pathPrefix string
 }
 
 func (g *keyGuard) TransformToStorage(ctx context.Context, data []byte, dataCtx value.Context) ([]byte, error) {
-	return g.inner.TransformToStorage(ctx, data, dataCtx)
+	out, err := g.inner.TransformToStorage(ctx, data, dataCtx)
+	if err == nil && g.sizes != nil {
+		g.sizes.Stored(g.relativeKey(dataCtx), len(data), true)
+	}
+	return out, err
 }
 
 func (g *keyGuard) TransformFromStorage(ctx context.Context, data []byte, dataCtx value.Context) ([]byte, bool, error) {
@@ -106,6 +113,9 @@ func (g *keyGuard) TransformFromStorage(ctx context.Context, data []byte, dataCt
 		return g.quarantine(ctx, key, reason, err)
 	}
 	g.handoff.put(plain, obj, gvk)
+	if g.sizes != nil {
+		g.sizes.Stored(key, len(plain), false)
+	}
 	return plain, stale, nil
 }
 
