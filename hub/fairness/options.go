@@ -26,6 +26,11 @@ type Options struct {
 	// second per CPU (GOMAXPROCS), after TrafficBurst; 0: no bound.
 	TrafficBytesPerCPU int64
 	TrafficBurst       int64
+	// MaxConnections bounds the connections the listener holds open;
+	// 0 means three quarters of the open-file limit.
+	MaxConnections int
+	// MaxConnectionsPerAddress bounds them per client address; 0: none.
+	MaxConnectionsPerAddress int
 }
 
 // NewOptions returns kube-apiserver's budgets and a tenth of each per
@@ -33,7 +38,7 @@ type Options struct {
 // but one alone leaves 90% to everybody else.
 func NewOptions() *Options {
 	return &Options{MaxRequestsInFlight: 400, MaxMutatingRequestsInFlight: 200, TenantFraction: 0.1, MaxWatchesPerTenant: 500,
-		TrafficBytesPerCPU: TrafficBytesPerCPU, TrafficBurst: TrafficBurst}
+		TrafficBytesPerCPU: TrafficBytesPerCPU, TrafficBurst: TrafficBurst, MaxConnectionsPerAddress: 1000}
 }
 
 // AddFlags registers the flags.
@@ -56,6 +61,21 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 			"after --tenant-traffic-burst-bytes. A tenant over it waits before its next requests, within the queue wait, then gets 429. 0 means no bound. Hub administrators are not limited.")
 	fs.Int64Var(&o.TrafficBurst, "tenant-traffic-burst-bytes", o.TrafficBurst,
 		"Bytes one tenant's API requests may move at once before --tenant-traffic-bytes-per-cpu applies; also the most a tenant can be in debt.")
+	fs.IntVar(&o.MaxConnections, "max-connections", o.MaxConnections,
+		"Most client connections the hub holds open at once; past it new ones wait in the listen backlog until one closes. "+
+			"0 means three quarters of the open-file limit (RLIMIT_NOFILE), so that descriptors stay for etcd, plugins and files.")
+	fs.IntVar(&o.MaxConnectionsPerAddress, "max-connections-per-address", o.MaxConnectionsPerAddress,
+		"Most connections one client address may hold open; past it a new one is closed at once. 0 means no bound.")
+}
+
+// ConnectionLimits returns the listener's bounds for an open-file limit
+// of nofile (0: unknown).
+func (o *Options) ConnectionLimits(nofile uint64) (total, perAddr int) {
+	total = o.MaxConnections
+	if total == 0 && nofile > 0 {
+		total = int(min(nofile/4*3, math.MaxInt32))
+	}
+	return total, o.MaxConnectionsPerAddress
 }
 
 // Validate reports every invalid option.
@@ -69,6 +89,9 @@ func (o *Options) Validate() []error {
 	}
 	if o.MaxWatchesPerTenant < 0 {
 		errs = append(errs, fmt.Errorf("--max-watches-per-tenant must not be negative"))
+	}
+	if o.MaxConnections < 0 || o.MaxConnectionsPerAddress < 0 {
+		errs = append(errs, fmt.Errorf("--max-connections and --max-connections-per-address must not be negative"))
 	}
 	if o.MaxWatches < 0 {
 		errs = append(errs, fmt.Errorf("--max-watches must not be negative"))

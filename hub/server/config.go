@@ -229,6 +229,12 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	if err := o.SecureServing.ApplyTo(&gc.SecureServing, &gc.LoopbackClientConfig); err != nil {
 		return nil, err
 	}
+	// Idle connections must not use up the descriptors etcd and the
+	// plugins need (third review, C-A: the hub exited).
+	if gc.SecureServing != nil && gc.SecureServing.Listener != nil {
+		total, perAddr := o.Fairness.ConnectionLimits(fairness.OpenFileLimit())
+		gc.SecureServing.Listener = fairness.LimitConnections(gc.SecureServing.Listener, total, perAddr)
+	}
 	resourceConfig := serverstorage.NewResourceConfig()
 	resourceConfig.EnableVersions(servedGroupVersions...)
 	gc.MergedResourceConfig = resourceConfig
