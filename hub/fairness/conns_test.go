@@ -1,8 +1,14 @@
 package fairness
 
 import (
+	"errors"
 	"net"
 	"testing"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/wharfhub/wharf/hub/login"
 )
 
 // accepted runs Accept in the background.
@@ -30,43 +36,94 @@ func dialFrom(t *testing.T, l net.Listener, local string) net.Conn {
 	return c
 }
 
-// Past its per-address bound a client's new connection is closed at once
-// and another address is served; past the total, Accept waits until a
-// connection closes.
-func TestLimitConnections(t *testing.T) {
+func listen(t *testing.T, lim ConnLimits) net.Listener {
+	t.Helper()
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := LimitConnections(inner, 2, 1)
-	defer l.Close()
+	l := LimitConnections(inner, lim, clocktesting.NewFakePassiveClock(time.Unix(0, 0)))
+	t.Cleanup(func() { _ = l.Close() })
+	return l
+}
 
-	dialFrom(t, l, "127.0.0.1")
+func closedByHub(c net.Conn) bool {
+	_, err := c.Read(make([]byte, 1))
+	return err != nil
+}
+
+// Past its per-address bound a client's new connection is closed at once
+// and another address is served; past the total, a new connection takes
+// the place of the oldest one the hub never answered, and one it answered
+// stays.
+func TestLimitConnections(t *testing.T) {
+	l := listen(t, ConnLimits{Total: 2, PerAddress: 1})
+
+	a := dialFrom(t, l, "127.0.0.5")
 	first := <-accepted(l)
 	// Same address again: closed by the hub, never handed out.
-	over := dialFrom(t, l, "127.0.0.1")
+	over := dialFrom(t, l, "127.0.0.5")
 	next := accepted(l)
-	if _, err := over.Read(make([]byte, 1)); err == nil {
-		t.Fatalf("second connection from one address: read %v, want it closed", err)
+	if !closedByHub(over) {
+		t.Fatal("second connection from one address: want it closed")
 	}
-	// Another address: served.
-	dialFrom(t, l, "127.0.0.2")
+	b := dialFrom(t, l, "127.0.0.2")
 	second := <-next
-	if second == nil || hostOf(second.RemoteAddr()) != "127.0.0.2" {
+	if second == nil || login.HostOf(second.RemoteAddr().String()) != "127.0.0.2" {
 		t.Fatalf("connection from another address: %v", second)
 	}
-	// Total of 2 reached: a third address waits until one closes.
+	// The hub answers the first; the second stays silent.
+	if _, err := first.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Read(make([]byte, 1)); err != nil {
+		t.Fatal(err)
+	}
+	// Total of 2 reached: a third address is served, in the place of the
+	// never-answered second.
 	dialFrom(t, l, "127.0.0.3")
-	third := accepted(l)
-	select {
-	case c := <-third:
-		t.Fatalf("accepted %v past the total", c.RemoteAddr())
-	default:
+	if c := <-accepted(l); c == nil || login.HostOf(c.RemoteAddr().String()) != "127.0.0.3" {
+		t.Fatalf("past the total: %v", c)
+	}
+	if !closedByHub(b) {
+		t.Fatal("the never-answered connection stayed open past the total")
+	}
+	if _, err := first.Write([]byte("y")); err != nil {
+		t.Fatalf("the answered connection was closed: %v", err)
 	}
 	_ = first.Close()
-	_ = first.Close() // closing twice frees one slot only
-	if c := <-third; c == nil || hostOf(c.RemoteAddr()) != "127.0.0.3" {
-		t.Fatalf("after a close: %v", c)
+	_ = first.Close() // closing twice frees one place only
+}
+
+// A connection's first bytes take a handshake token of its prefix: past
+// the prefix's burst it is closed unread; another prefix is served, and
+// the hub's own address is never metered.
+func TestHandshakeLimit(t *testing.T) {
+	l := listen(t, ConnLimits{HandshakesPerSecond: 5}) // per prefix: 1/s, burst 2
+	read := func(local string) error {
+		c := dialFrom(t, l, local)
+		s := <-accepted(l)
+		defer s.Close()
+		if _, err := c.Write([]byte("hello")); err != nil {
+			return err
+		}
+		_, err := s.Read(make([]byte, 5))
+		return err
+	}
+	for i, tc := range []struct {
+		from string
+		want error
+	}{
+		{"127.0.5.1", nil}, {"127.0.5.2", nil},
+		{"127.0.5.3", errHandshakeRefused}, // same /24, burst used
+		{"127.0.6.1", nil},                 // another prefix
+		{"127.0.0.1", nil},                 // the hub's own address
+		{"127.0.0.1", nil},
+		{"127.0.0.1", nil},
+	} {
+		if err := read(tc.from); !errors.Is(err, tc.want) {
+			t.Fatalf("%d from %s: %v, want %v", i, tc.from, err, tc.want)
+		}
 	}
 }
 

@@ -31,6 +31,12 @@ type Options struct {
 	MaxConnections int
 	// MaxConnectionsPerAddress bounds them per client address; 0: none.
 	MaxConnectionsPerAddress int
+	// TLSHandshakesPerSecond bounds new TLS handshakes (conns.go); 0: none.
+	TLSHandshakesPerSecond float64
+	// AnonymousRequestsPerSecond and AnonymousRequestsInFlight bound the
+	// requests without credentials (anonymous.go); 0: none.
+	AnonymousRequestsPerSecond float64
+	AnonymousRequestsInFlight  int
 }
 
 // NewOptions returns kube-apiserver's budgets and a tenth of each per
@@ -38,7 +44,8 @@ type Options struct {
 // but one alone leaves 90% to everybody else.
 func NewOptions() *Options {
 	return &Options{MaxRequestsInFlight: 400, MaxMutatingRequestsInFlight: 200, TenantFraction: 0.1, MaxWatchesPerTenant: 500,
-		TrafficBytesPerCPU: TrafficBytesPerCPU, TrafficBurst: TrafficBurst, MaxConnectionsPerAddress: 1000}
+		TrafficBytesPerCPU: TrafficBytesPerCPU, TrafficBurst: TrafficBurst, MaxConnectionsPerAddress: 1000,
+		TLSHandshakesPerSecond: 200, AnonymousRequestsPerSecond: 200, AnonymousRequestsInFlight: 32}
 }
 
 // AddFlags registers the flags.
@@ -66,6 +73,20 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 			"0 means three quarters of the open-file limit (RLIMIT_NOFILE), so that descriptors stay for etcd, plugins and files.")
 	fs.IntVar(&o.MaxConnectionsPerAddress, "max-connections-per-address", o.MaxConnectionsPerAddress,
 		"Most connections one client address may hold open; past it a new one is closed at once. 0 means no bound.")
+	fs.Float64Var(&o.TLSHandshakesPerSecond, "max-tls-handshakes-per-second", o.TLSHandshakesPerSecond,
+		"New TLS handshakes per second the hub begins, and a fifth of it per client address prefix (IPv4 /24, IPv6 /64); a connection over it is closed before its handshake. "+
+			"Past the hub-wide rate a prefix that was quiet still gets one. Connections from the hub's own address are not counted. 0 means no bound.")
+	fs.Float64Var(&o.AnonymousRequestsPerSecond, "max-anonymous-requests-per-second", o.AnonymousRequestsPerSecond,
+		"Requests without credentials (no token, session cookie or client certificate) per second, and a fifth of it per client address prefix; over it they get 429. 0 means no bound.")
+	fs.IntVar(&o.AnonymousRequestsInFlight, "max-anonymous-requests-inflight", o.AnonymousRequestsInFlight,
+		"Requests without credentials in flight at once, and a quarter of it per client address prefix; over it they get 429. 0 means no bound.")
+}
+
+// ListenerLimits returns the listener's bounds for an open-file limit of
+// nofile (0: unknown).
+func (o *Options) ListenerLimits(nofile uint64) ConnLimits {
+	total, perAddr := o.ConnectionLimits(nofile)
+	return ConnLimits{Total: total, PerAddress: perAddr, HandshakesPerSecond: o.TLSHandshakesPerSecond}
 }
 
 // ConnectionLimits returns the listener's bounds for an open-file limit
@@ -89,6 +110,9 @@ func (o *Options) Validate() []error {
 	}
 	if o.MaxWatchesPerTenant < 0 {
 		errs = append(errs, fmt.Errorf("--max-watches-per-tenant must not be negative"))
+	}
+	if o.TLSHandshakesPerSecond < 0 || o.AnonymousRequestsPerSecond < 0 || o.AnonymousRequestsInFlight < 0 {
+		errs = append(errs, fmt.Errorf("--max-tls-handshakes-per-second, --max-anonymous-requests-per-second and --max-anonymous-requests-inflight must not be negative"))
 	}
 	if o.MaxConnections < 0 || o.MaxConnectionsPerAddress < 0 {
 		errs = append(errs, fmt.Errorf("--max-connections and --max-connections-per-address must not be negative"))
