@@ -34,7 +34,10 @@ type ConnLimits struct {
 // Accept at a bound would keep descriptors for etcd but leave every new
 // client waiting behind the idle ones, so past the total a new connection
 // takes the place of one the hub has never answered (no TLS handshake
-// began: the oldest such), else of the one silent longest. A connection
+// began): the oldest such of the address prefix (login.PrefixOf) holding
+// the most, so that a newcomer from elsewhere, never answered yet either,
+// is not closed by the churn of the idle ones; else of the one silent
+// longest. A connection
 // from the hub's own address (its loopback client, a process on its host)
 // is never closed for another and is outside the per-address and
 // handshake bounds.
@@ -54,7 +57,7 @@ type connLimit struct {
 	mu     sync.Mutex
 	open   int                   // mu
 	byAddr map[string]int        // mu
-	fresh  *list.List            // mu; *limitedConn never written to, oldest first
+	fresh  heaviest              // mu; *limitedConn never written to, by prefix
 	others map[*limitedConn]bool // mu; every evictable connection
 }
 
@@ -64,7 +67,7 @@ func LimitConnections(l net.Listener, lim ConnLimits, c clock.PassiveClock) net.
 		return l
 	}
 	cl := &connLimit{Listener: l, total: lim.Total, perAddr: lim.PerAddress,
-		byAddr: map[string]int{}, fresh: list.New(), others: map[*limitedConn]bool{}}
+		byAddr: map[string]int{}, fresh: newHeaviest(), others: map[*limitedConn]bool{}}
 	if lim.HandshakesPerSecond > 0 {
 		cl.hs = newHandshakes(lim.HandshakesPerSecond, c)
 	}
@@ -120,7 +123,7 @@ func (c *connLimit) register(lc *limitedConn) (victim *limitedConn, ok bool) {
 		victim = c.victimLocked()
 	}
 	if !lc.self {
-		lc.elem = c.fresh.PushBack(lc)
+		lc.elem = c.fresh.push(lc.prefix, lc)
 		c.others[lc] = true
 	}
 	return victim, true
@@ -129,8 +132,8 @@ func (c *connLimit) register(lc *limitedConn) (victim *limitedConn, ok bool) {
 // victimLocked picks the connection to close: the oldest one never
 // answered, else the one silent longest; nil if all are the hub's own.
 func (c *connLimit) victimLocked() *limitedConn {
-	if e := c.fresh.Front(); e != nil {
-		return e.Value.(*limitedConn)
+	if v := c.fresh.oldestOfHeaviest(); v != nil {
+		return v.(*limitedConn)
 	}
 	var victim *limitedConn
 	for lc := range c.others {
@@ -145,7 +148,7 @@ func (c *connLimit) answered(lc *limitedConn) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if lc.elem != nil {
-		c.fresh.Remove(lc.elem)
+		c.fresh.remove(lc.prefix, lc.elem)
 		lc.elem = nil
 	}
 }
@@ -161,7 +164,7 @@ func (c *connLimit) release(lc *limitedConn) {
 		delete(c.byAddr, lc.addr)
 	}
 	if lc.elem != nil {
-		c.fresh.Remove(lc.elem)
+		c.fresh.remove(lc.prefix, lc.elem)
 		lc.elem = nil
 	}
 	delete(c.others, lc)
@@ -254,3 +257,64 @@ func admitQuiet(perPrefix, total *login.RateLimiter, prefix string) bool {
 
 // hubWideKey is the one key of a hub-wide bucket.
 const hubWideKey = "*"
+
+// heaviest keeps values in a list per key and finds, in constant time,
+// the oldest value of the key holding the most.
+type heaviest struct {
+	lists   map[string]*list.List
+	byCount map[int]map[string]bool // keys by the length of their list
+	most    int
+}
+
+func newHeaviest() heaviest {
+	return heaviest{lists: map[string]*list.List{}, byCount: map[int]map[string]bool{}}
+}
+
+func (h *heaviest) move(key string, from, to int) {
+	if from > 0 {
+		delete(h.byCount[from], key)
+		if len(h.byCount[from]) == 0 {
+			delete(h.byCount, from)
+		}
+	}
+	if to > 0 {
+		if h.byCount[to] == nil {
+			h.byCount[to] = map[string]bool{}
+		}
+		h.byCount[to][key] = true
+	}
+	h.most = max(h.most, to)
+	for h.most > 0 && len(h.byCount[h.most]) == 0 {
+		h.most--
+	}
+}
+
+func (h *heaviest) push(key string, v any) *list.Element {
+	l := h.lists[key]
+	if l == nil {
+		l = list.New()
+		h.lists[key] = l
+	}
+	e := l.PushBack(v)
+	h.move(key, l.Len()-1, l.Len())
+	return e
+}
+
+func (h *heaviest) remove(key string, e *list.Element) {
+	l := h.lists[key]
+	if l == nil {
+		return
+	}
+	l.Remove(e)
+	h.move(key, l.Len()+1, l.Len())
+	if l.Len() == 0 {
+		delete(h.lists, key)
+	}
+}
+
+func (h *heaviest) oldestOfHeaviest() any {
+	for key := range h.byCount[h.most] {
+		return h.lists[key].Front().Value
+	}
+	return nil
+}
