@@ -79,10 +79,11 @@ func (a *Anonymous) anonymous(r *http.Request) bool {
 	return true
 }
 
-// self reports whether r comes from the hub's own address.
-func self(r *http.Request) bool {
+// self reports whether client, r's client address, is the hub's own
+// address (behind a trusted proxy, the client it names).
+func self(r *http.Request, client string) bool {
 	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	return ok && local != nil && login.HostOf(r.RemoteAddr) == login.HostOf(local.String())
+	return ok && local != nil && client == login.HostOf(local.String())
 }
 
 // WithAnonymousLimit applies the bounds to delegate's credential-less
@@ -92,11 +93,16 @@ func (a *Anonymous) WithAnonymousLimit(delegate http.Handler, s runtime.Negotiat
 		return delegate
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !a.anonymous(r) || self(r) {
+		if !a.anonymous(r) {
 			delegate.ServeHTTP(w, r)
 			return
 		}
-		prefix := login.PrefixOf(login.ClientAddress(r, a.trusted))
+		client := login.ClientAddress(r, a.trusted)
+		if self(r, client) {
+			delegate.ServeHTTP(w, r)
+			return
+		}
+		prefix := login.PrefixOf(client)
 		if a.admit(prefix) {
 			defer a.done(prefix)
 			delegate.ServeHTTP(w, r)
