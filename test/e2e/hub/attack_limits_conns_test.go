@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -364,4 +365,78 @@ func TestAttackLimitsConnsForgedJWT(t *testing.T) {
 		}
 	})
 	hubHealthy(t, h)
+}
+
+// The third review's isolation attempts 33-35 held; the oracle table
+// (attack_oracle_test.go) already compares bob's static-token answers for
+// a workspace he may not see and a missing one, impersonation headers
+// included; home_test.go shows that service-account identities get no
+// home; attack_limits_quota_test.go refuses every quota.wharf.dev write
+// path. These rows add the callers the review also tried: a
+// service-account token, a hub administrator impersonating bob, a bad
+// token and no credential at all, each answered identically for both.
+func init() {
+	probes := append(append([]oracleProbe{}, reviewProbes...), resourceProbes...)
+	registerAttacks(
+		attack{finding: "review-3:33", name: "a service-account token's answers do not tell an inaccessible workspace from a missing one",
+			before: func(e *attackEnv, vars map[string]string) error {
+				if err := missingID(e, vars); err != nil {
+					return err
+				}
+				tok, err := mintSAToken(e, "oracle-{n}", nil, vars)
+				e.tokens["bob-sa"] = tok
+				return err
+			},
+			after: sameRefusal("bob-sa", nil, probes, false)},
+		attack{finding: "review-3:33", name: "an impersonated user's answers do not tell an inaccessible workspace from a missing one",
+			before: missingID, after: sameRefusal("admin", map[string]string{"Impersonate-User": "bob", "Impersonate-Group": "devs"}, probes, false)},
+		attack{finding: "review-3:33", name: "a bad token's answers do not tell an inaccessible workspace from a missing one",
+			before: missingID, after: sameRefusal("", map[string]string{"Authorization": "Bearer review3-bad-token"}, probes, true)},
+		attack{finding: "review-3:33", name: "anonymous answers do not tell an inaccessible workspace from a missing one",
+			before: missingID, after: sameRefusal("", nil, probes, false)},
+	)
+}
+
+// sameRefusal is sameDenial for any caller: every probe, sent as who with
+// header (a fresh X-Forwarded-For address each when fresh, so that a bad
+// token's failures never reach an address's budget), is refused (401 or
+// 403, a Status) identically for both workspaces of every pair.
+func sameRefusal(who string, header map[string]string, probes []oracleProbe, fresh bool) func(e *attackEnv, vars map[string]string) error {
+	return func(e *attackEnv, vars map[string]string) error {
+		var errs []string
+		k := 0
+		for _, pair := range oraclePairs {
+			for _, p := range probes {
+				p.header = maps.Clone(p.header)
+				if p.header == nil {
+					p.header = map[string]string{}
+				}
+				maps.Copy(p.header, header)
+				var first answer
+				for i, ws := range []string{pair[0], pair[1], pair[0], pair[1]} {
+					if fresh {
+						k++
+						p.header["X-Forwarded-For"] = fmt.Sprintf("198.18.%d.%d", k/250%250, k%250+1)
+					}
+					a := probeAnswer(e, who, p, ws, vars)
+					if i == 0 {
+						first = a
+						if a.code != http.StatusUnauthorized && a.code != http.StatusForbidden || !strings.Contains(a.body, `"kind":"Status"`) {
+							errs = append(errs, fmt.Sprintf("%s at %s: want a 401 or 403 Status\n%s", p.name, expand(ws, vars), a))
+							break
+						}
+						continue
+					}
+					if a.String() != first.String() {
+						errs = append(errs, fmt.Sprintf("%s: %s answers\n%s\nbut %s answers\n%s", p.name, expand(pair[0], vars), first, expand(ws, vars), a))
+						break
+					}
+				}
+			}
+		}
+		if len(errs) > 0 {
+			return fmt.Errorf("%d probes tell workspaces apart:\n%s", len(errs), strings.Join(errs, "\n---\n"))
+		}
+		return nil
+	}
 }
