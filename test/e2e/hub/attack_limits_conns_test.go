@@ -373,8 +373,9 @@ func TestAttackLimitsConnsForgedJWT(t *testing.T) {
 // included; home_test.go shows that service-account identities get no
 // home; attack_limits_quota_test.go refuses every quota.wharf.dev write
 // path. These rows add the callers the review also tried: a
-// service-account token, a hub administrator impersonating bob, a bad
-// token and no credential at all, each answered identically for both.
+// service-account token, bob impersonating a name (he may impersonate in
+// his home only), a bad token and no credential at all, each answered
+// identically for both.
 func init() {
 	probes := append(append([]oracleProbe{}, reviewProbes...), resourceProbes...)
 	registerAttacks(
@@ -389,7 +390,7 @@ func init() {
 			},
 			after: sameRefusal("bob-sa", nil, probes, false)},
 		attack{finding: "review-3:33", name: "an impersonated user's answers do not tell an inaccessible workspace from a missing one",
-			before: missingID, after: sameRefusal("admin", map[string]string{"Impersonate-User": "bob", "Impersonate-Group": "devs"}, probes, false)},
+			before: missingID, after: sameRefusal("bob", map[string]string{"Impersonate-User": "mallory-review3"}, probes, false)},
 		attack{finding: "review-3:33", name: "a bad token's answers do not tell an inaccessible workspace from a missing one",
 			before: missingID, after: sameRefusal("", map[string]string{"Authorization": "Bearer review3-bad-token"}, probes, true)},
 		attack{finding: "review-3:33", name: "anonymous answers do not tell an inaccessible workspace from a missing one",
@@ -398,8 +399,8 @@ func init() {
 }
 
 // sameRefusal is sameDenial for any caller: every probe, sent as who with
-// header (a fresh X-Forwarded-For address each when fresh, so that a bad
-// token's failures never reach an address's budget), is refused (401 or
+// header (a fresh X-Forwarded-For address and prefix each when fresh, so
+// that a bad token's failures never reach a failure budget), is refused (401 or
 // 403, a Status) identically for both workspaces of every pair.
 func sameRefusal(who string, header map[string]string, probes []oracleProbe, fresh bool) func(e *attackEnv, vars map[string]string) error {
 	return func(e *attackEnv, vars map[string]string) error {
@@ -416,7 +417,7 @@ func sameRefusal(who string, header map[string]string, probes []oracleProbe, fre
 				for i, ws := range []string{pair[0], pair[1], pair[0], pair[1]} {
 					if fresh {
 						k++
-						p.header["X-Forwarded-For"] = fmt.Sprintf("198.18.%d.%d", k/250%250, k%250+1)
+						p.header["X-Forwarded-For"] = fmt.Sprintf("198.%d.%d.1", 18+k/250, k%250)
 					}
 					a := probeAnswer(e, who, p, ws, vars)
 					if i == 0 {
