@@ -395,6 +395,14 @@ func init() {
 			before: missingID, after: sameRefusal("", map[string]string{"Authorization": "Bearer review3-bad-token"}, probes, true)},
 		attack{finding: "review-3:33", name: "anonymous answers do not tell an inaccessible workspace from a missing one",
 			before: missingID, after: sameRefusal("", nil, probes, false)},
+		// 34 (impersonated names get no home) beside attack_review_imp's
+		// rows: a name nobody ever used, impersonated in bob's home.
+		attack{finding: "review-3:34", name: "a name impersonated for the first time gets no home",
+			steps: []step{
+				{as: "bob", method: http.MethodGet, path: "/clusters/{bobHome}/api/whoami", header: map[string]string{"Impersonate-User": "newcomer-{n}"}, want: http.StatusOK, hasNot: `"home"`},
+				{as: "bob", method: http.MethodGet, path: "/clusters/{bobHome}/api/v1/namespaces", header: map[string]string{"Impersonate-User": "newcomer-{n}"}, want: http.StatusForbidden},
+				{as: "hubadmin", method: http.MethodGet, path: "/clusters/root:users" + wsAPI, want: http.StatusOK, hasNot: "newcomer-{n}"},
+			}},
 	)
 }
 
