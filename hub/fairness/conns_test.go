@@ -3,6 +3,7 @@ package fairness
 import (
 	"errors"
 	"net"
+	"os"
 	"testing"
 	"time"
 
@@ -146,5 +147,27 @@ func TestConnectionLimits(t *testing.T) {
 				t.Fatalf("got %d, %d; want %d, %d", total, per, tc.wantTotal, tc.wantPerAdr)
 			}
 		})
+	}
+}
+
+// Past the total, the never-answered connection closed is one of the
+// prefix holding the most such: a newcomer from elsewhere, not answered
+// yet either, survives the churn of an idle flood.
+func TestLimitConnectionsHeaviestPrefix(t *testing.T) {
+	l := listen(t, ConnLimits{Total: 3})
+	idle1 := dialFrom(t, l, "127.0.9.1")
+	<-accepted(l)
+	dialFrom(t, l, "127.0.9.2")
+	<-accepted(l)
+	newcomer := dialFrom(t, l, "127.0.8.1")
+	<-accepted(l)
+	dialFrom(t, l, "127.0.9.3")
+	<-accepted(l)
+	if !closedByHub(idle1) {
+		t.Fatal("the oldest idle connection of the heaviest prefix stayed open")
+	}
+	_ = newcomer.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	if _, err := newcomer.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("the newcomer from another prefix: %v, want it open", err)
 	}
 }
