@@ -53,7 +53,7 @@ func connsClient(h *hubProc, local string, keepAlive, h2 bool) *http.Client {
 		DisableKeepAlives:   !keepAlive,
 		MaxIdleConnsPerHost: 200,
 		ForceAttemptHTTP2:   h2,
-		DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}, Timeout: 10 * time.Second}).DialContext,
+		DialContext:         (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}, Timeout: 10 * time.Second}).DialContext,
 	}
 	if !h2 {
 		tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
