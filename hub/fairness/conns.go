@@ -22,7 +22,7 @@ type ConnLimits struct {
 	PerAddress int
 	// HandshakesPerSecond bounds new TLS handshakes hub-wide (its burst is
 	// one second's worth), and a fifth of it per address prefix
-	// (login.PrefixOf); 0: none.
+	// (login.PrefixOf), with the same burst; 0: none.
 	HandshakesPerSecond float64
 }
 
@@ -225,10 +225,13 @@ type handshakes struct {
 	perPrefix, total *login.RateLimiter
 }
 
+// A prefix's burst is the hub-wide one: a client that was quiet may open
+// many connections at once (an edge agent's revdial pickups, a browser),
+// and only a sustained rate past a fifth of the hub's is refused.
 func newHandshakes(perSecond float64, c clock.PassiveClock) *handshakes {
 	per := max(perSecond/5, 1)
 	return &handshakes{
-		perPrefix: login.NewRateLimiter(per, max(int(2*per), 1), 10000, nil, c),
+		perPrefix: login.NewRateLimiter(per, max(int(perSecond), 1), 10000, nil, c),
 		total:     login.NewRateLimiter(perSecond, max(int(perSecond), 1), 1, nil, c),
 	}
 }

@@ -250,7 +250,9 @@ func TestAttackLimitsConnsAnonymous(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	h := startConnsHub(t, hubOptions{dataDir: dir}, "--provider", "hello="+hello)
+	// Handshakes: 50 a second, 10 per prefix after a burst of 50, so that
+	// the row's 480 refuse some however slow the machine is.
+	h := startConnsHub(t, hubOptions{dataDir: dir}, "--provider", "hello="+hello, "--max-tls-handshakes-per-second", "50")
 	victor := connsClient(h, "127.0.0.78", true, false)
 	for _, tc := range []struct {
 		row, what     string
