@@ -108,6 +108,7 @@ func (a *Anonymous) WithAnonymousLimit(delegate http.Handler, s runtime.Negotiat
 			delegate.ServeHTTP(w, r)
 			return
 		}
+		anonymousRefused.Inc()
 		klog.FromContext(r.Context()).V(2).Info("Refusing an anonymous request: too many from this address or in all", "prefix", prefix, "path", r.URL.Path)
 		if !a.hold.wait(r.Context(), prefix) {
 			// Beyond the holds: the next request from here pays a new,

@@ -96,10 +96,12 @@ func (c *connLimit) Accept() (net.Conn, error) {
 		lc.self = conn.LocalAddr() != nil && lc.addr == login.HostOf(conn.LocalAddr().String())
 		victim, ok := c.register(lc)
 		if !ok {
+			connectionsRefused.Inc()
 			_ = conn.Close()
 			continue
 		}
 		if victim != nil {
+			connectionsEvicted.Inc()
 			klog.V(2).InfoS("Closing a connection for a new one: the hub holds its most", "address", victim.addr, "newAddress", lc.addr, "open", c.total)
 			_ = victim.Close()
 		}
@@ -192,6 +194,7 @@ func (c *limitedConn) Read(b []byte) (int, error) {
 		if !c.metered.Load() {
 			c.metered.Store(true)
 			if !c.self && c.l.hs != nil && !c.l.hs.admit(c.prefix) {
+				handshakesRefused.Inc()
 				klog.V(2).InfoS("Refusing a TLS handshake: too many from this address", "address", c.addr)
 				_ = c.Close()
 				return 0, errHandshakeRefused
