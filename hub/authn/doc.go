@@ -109,6 +109,14 @@
 //     --authn-failure-rate-limit evaluations a second per address, not
 //     its burst. Known-good credentials, the hub's own tokens and the
 //     generated admin token always pass.
+//   - Per address prefix (an IPv4 /24, an IPv6 /64; login.PrefixOf):
+//     failures also charge the prefix's budget, ten times an address's,
+//     and over it the prefix is refused as one address. Past the hub-wide
+//     budget a JWT or cookie not known good is evaluated only if its
+//     prefix has not failed lately either, and a failure evaluated that
+//     way drains the prefix's budget: forged tokens from a fresh address
+//     per request (third outside review, C-F: all 401, never 429) cost a
+//     verification per prefix per refill of its burst, not one each.
 //   - The hub's own loopback token and the generated admin token are known
 //     good from every address from the start, so a flood from a shared
 //     address cannot lock the hub, or its administrator after a restart,

@@ -1,6 +1,7 @@
 package authn
 
 import (
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"net"
@@ -66,6 +67,10 @@ func (o *ThrottleOptions) Validate() []error {
 // unevaluated unless their credential is known to be good.
 type Throttle struct {
 	failures *login.RateLimiter
+	// prefixes is the failure budget of each address prefix
+	// (login.PrefixOf), ten times an address's: one rotating over the
+	// addresses of a block shares one (third outside review, C-F).
+	prefixes *login.RateLimiter
 	// total is the hub-wide failure budget (one bucket), nil for none.
 	total   *login.RateLimiter
 	trusted []*net.IPNet
@@ -95,6 +100,7 @@ const anyAddress = "*"
 func NewThrottle(o *ThrottleOptions, trusted []*net.IPNet, session string, c clock.PassiveClock) *Throttle {
 	t := &Throttle{
 		failures: login.NewRateLimiter(o.FailureRate, o.FailureBurst, 10000, trusted, c),
+		prefixes: login.NewRateLimiter(10*o.FailureRate, 10*o.FailureBurst, 10000, nil, c),
 		trusted:  trusted,
 		session:  session,
 		good:     lru.New(10000),
@@ -179,6 +185,9 @@ func isJWT(tok string) bool {
 // failure budget, and how long until both have a token again.
 func (t *Throttle) over(addr string) (addrOver, hubOver bool, wait time.Duration) {
 	addrOver, wait = t.failures.Exhausted(addr)
+	if o, w := t.prefixes.Exhausted(login.PrefixOf(addr)); o {
+		addrOver, wait = true, max(wait, w)
+	}
 	if t.total != nil {
 		if o, w := t.total.Exhausted(hubWide); o {
 			hubOver, wait = true, max(wait, w)
@@ -190,6 +199,7 @@ func (t *Throttle) over(addr string) (addrOver, hubOver bool, wait time.Duration
 // charge counts one failed authentication from addr, and hub-wide.
 func (t *Throttle) charge(addr string) {
 	t.failures.Charge(addr)
+	t.prefixes.Charge(login.PrefixOf(addr))
 	if t.total != nil {
 		t.total.Charge(hubWide)
 	}
@@ -206,10 +216,14 @@ func (t *Throttle) charge(addr string) {
 // bounds) is evaluated only from an address that has not failed since it
 // earned its last token back, so a flood spread over addresses costs at
 // most --authn-failure-rate-limit evaluations a second per address; a
-// failure there is charged by Authenticator.
+// failure there is charged by Authenticator. The address's prefix must
+// not have failed lately either, and a failure evaluated this way drains
+// the prefix's whole budget (Authenticator): a flood from a fresh address
+// per request (third outside review, C-F: all 401, never 429) costs a
+// verification per prefix per refill of its burst.
 func (t *Throttle) verifiedWhileHubOver(r *http.Request, addr, cred string, unguessable bool) bool {
 	if unguessable {
-		return t.failures.Untouched(addr)
+		return t.failures.Untouched(addr) && t.prefixes.Untouched(login.PrefixOf(addr))
 	}
 	if t.cheap != nil {
 		if tok, ok := strings.CutPrefix(cred, "Bearer "); ok {
@@ -275,7 +289,11 @@ func (t *Throttle) Authenticator(delegate authenticator.Request) authenticator.R
 			if unguessable {
 				t.sealed.failed(cred)
 			}
-			t.charge(login.ClientAddress(r, t.trusted))
+			addr := login.ClientAddress(r, t.trusted)
+			t.charge(addr)
+			if exemptFrom(r.Context()) {
+				t.prefixes.Drain(login.PrefixOf(addr))
+			}
 		}
 		return resp, ok, err
 	})
@@ -302,8 +320,14 @@ func (t *Throttle) WithThrottle(delegate http.Handler, s runtime.NegotiatedSeria
 			return
 		}
 		addrOver, hubOver, wait := t.over(addr)
-		if (!addrOver && !hubOver) || (!unguessable && t.known(addr, cred)) || (unguessable && t.sealed.mayPass(r, cred)) ||
-			(!addrOver && t.verifiedWhileHubOver(r, addr, cred, unguessable)) {
+		if (!addrOver && !hubOver) || (!unguessable && t.known(addr, cred)) || (unguessable && t.sealed.mayPass(r, cred)) {
+			delegate.ServeHTTP(w, r)
+			return
+		}
+		if !addrOver && t.verifiedWhileHubOver(r, addr, cred, unguessable) {
+			if unguessable {
+				r = r.WithContext(withExempt(r.Context()))
+			}
 			delegate.ServeHTTP(w, r)
 			return
 		}
@@ -311,4 +335,17 @@ func (t *Throttle) WithThrottle(delegate http.Handler, s runtime.NegotiatedSeria
 		secs := max(int((wait+time.Second-1)/time.Second), 1)
 		responsewriters.ErrorNegotiated(apierrors.NewTooManyRequests("too many failed authentication attempts, retry later", secs), s, schema.GroupVersion{}, w, r)
 	})
+}
+
+// exemptKey marks a request evaluated past the hub-wide failure budget
+// because its address and prefix had been quiet (verifiedWhileHubOver).
+type exemptKey struct{}
+
+func withExempt(ctx context.Context) context.Context {
+	return context.WithValue(ctx, exemptKey{}, true)
+}
+
+func exemptFrom(ctx context.Context) bool {
+	v, _ := ctx.Value(exemptKey{}).(bool)
+	return v
 }

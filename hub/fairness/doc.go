@@ -104,6 +104,14 @@
 //     concurrent 403s were never counted), and before any handler reads
 //     the body, so a slow body holds seats of its own tenant only. It
 //     replaces upstream's max-in-flight filter, which is switched off.
+//   - Before any credential: the listener bounds connections (closing,
+//     past --max-connections, one never answered from the prefix holding
+//     the most), meters TLS handshakes per prefix and hub-wide at the
+//     ClientHello, and requests without any credential are bounded per
+//     prefix and hub-wide, their 429s held (conns.go, anonymous.go; third
+//     outside review C-A: idle connections filled the open-file limit and
+//     the hub exited; C-E: anonymous floods slowed other tenants 20-fold).
+//     The hub's own address is exempt: its loopback client dials it.
 //   - The hub's own work is never queued behind tenants: the loopback
 //     client (lease renewals of replicas: single providers, supervision,
 //     the controllers) is system:masters. What starved lease renewals in

@@ -29,6 +29,17 @@ type Options struct {
 	// HeavyCPUs bounds how many tenants' heavy requests do CPU work at
 	// once (cpu.go); 0: no bound.
 	HeavyCPUs int
+	// MaxConnections bounds the connections the listener holds open;
+	// 0 means three quarters of the open-file limit.
+	MaxConnections int
+	// MaxConnectionsPerAddress bounds them per client address; 0: none.
+	MaxConnectionsPerAddress int
+	// TLSHandshakesPerSecond bounds new TLS handshakes (conns.go); 0: none.
+	TLSHandshakesPerSecond float64
+	// AnonymousRequestsPerSecond and AnonymousRequestsInFlight bound the
+	// requests without credentials (anonymous.go); 0: none.
+	AnonymousRequestsPerSecond float64
+	AnonymousRequestsInFlight  int
 }
 
 // NewOptions returns kube-apiserver's budgets and a tenth of each per
@@ -36,7 +47,8 @@ type Options struct {
 // but one alone leaves 90% to everybody else.
 func NewOptions() *Options {
 	return &Options{MaxRequestsInFlight: 400, MaxMutatingRequestsInFlight: 200, TenantFraction: 0.1, MaxWatchesPerTenant: 500,
-		TrafficBytesPerCPU: TrafficBytesPerCPU, TrafficBurst: TrafficBurst, HeavyCPUs: DefaultHeavyCPUs()}
+		TrafficBytesPerCPU: TrafficBytesPerCPU, TrafficBurst: TrafficBurst, HeavyCPUs: DefaultHeavyCPUs(), MaxConnectionsPerAddress: 1000,
+		TLSHandshakesPerSecond: 200, AnonymousRequestsPerSecond: 200, AnonymousRequestsInFlight: 32}
 }
 
 // AddFlags registers the flags.
@@ -63,6 +75,35 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Most heavy API requests of tenants (wider than one seat, or past 256 KiB of body and response) doing CPU work at once, hub-wide, "+
 			"dealt round-robin among tenants; a request gives its turn back while it waits on the network. "+
 			"The default is every CPU but one (GOMAXPROCS-1, at least 1), so small requests always have a CPU. 0 means no bound. Hub administrators are not limited.")
+	fs.IntVar(&o.MaxConnections, "max-connections", o.MaxConnections,
+		"Most client connections the hub holds open at once; past it a new one takes the place of one the hub never answered (no TLS handshake began), else of the one silent longest. "+
+			"0 means three quarters of the open-file limit (RLIMIT_NOFILE), so that descriptors stay for etcd, plugins and files.")
+	fs.IntVar(&o.MaxConnectionsPerAddress, "max-connections-per-address", o.MaxConnectionsPerAddress,
+		"Most connections one client address may hold open; past it a new one is closed at once. 0 means no bound.")
+	fs.Float64Var(&o.TLSHandshakesPerSecond, "max-tls-handshakes-per-second", o.TLSHandshakesPerSecond,
+		"New TLS handshakes per second the hub begins, and a fifth of it per client address prefix (IPv4 /24, IPv6 /64); a connection over it is closed before its handshake. "+
+			"Past the hub-wide rate a prefix that was quiet still gets one. Connections from the hub's own address are not counted. 0 means no bound.")
+	fs.Float64Var(&o.AnonymousRequestsPerSecond, "max-anonymous-requests-per-second", o.AnonymousRequestsPerSecond,
+		"Requests without credentials (no token, session cookie or client certificate) per second, and a fifth of it per client address prefix; over it they get 429. 0 means no bound.")
+	fs.IntVar(&o.AnonymousRequestsInFlight, "max-anonymous-requests-inflight", o.AnonymousRequestsInFlight,
+		"Requests without credentials in flight at once, and a quarter of it per client address prefix; over it they get 429. 0 means no bound.")
+}
+
+// ListenerLimits returns the listener's bounds for an open-file limit of
+// nofile (0: unknown).
+func (o *Options) ListenerLimits(nofile uint64) ConnLimits {
+	total, perAddr := o.ConnectionLimits(nofile)
+	return ConnLimits{Total: total, PerAddress: perAddr, HandshakesPerSecond: o.TLSHandshakesPerSecond}
+}
+
+// ConnectionLimits returns the listener's bounds for an open-file limit
+// of nofile (0: unknown).
+func (o *Options) ConnectionLimits(nofile uint64) (total, perAddr int) {
+	total = o.MaxConnections
+	if total == 0 && nofile > 0 {
+		total = int(min(nofile/4*3, math.MaxInt32))
+	}
+	return total, o.MaxConnectionsPerAddress
 }
 
 // Validate reports every invalid option.
@@ -79,6 +120,12 @@ func (o *Options) Validate() []error {
 	}
 	if o.HeavyCPUs < 0 {
 		errs = append(errs, fmt.Errorf("--heavy-request-cpus must not be negative"))
+	}
+	if o.TLSHandshakesPerSecond < 0 || o.AnonymousRequestsPerSecond < 0 || o.AnonymousRequestsInFlight < 0 {
+		errs = append(errs, fmt.Errorf("--max-tls-handshakes-per-second, --max-anonymous-requests-per-second and --max-anonymous-requests-inflight must not be negative"))
+	}
+	if o.MaxConnections < 0 || o.MaxConnectionsPerAddress < 0 {
+		errs = append(errs, fmt.Errorf("--max-connections and --max-connections-per-address must not be negative"))
 	}
 	if o.MaxWatches < 0 {
 		errs = append(errs, fmt.Errorf("--max-watches must not be negative"))

@@ -42,14 +42,18 @@ func newTarpit(c clock.WithDelayedExecution, hold time.Duration, perTenant, tota
 }
 
 // wait blocks until hold after the request's arrival, ctx's end, or at
-// once when the bounds are reached or the request has waited long enough.
-func (t *tarpit) wait(ctx context.Context, tenant string) {
+// once when the bounds are reached (then it reports false) or the request
+// has waited long enough.
+func (t *tarpit) wait(ctx context.Context, tenant string) bool {
 	if t == nil || t.hold <= 0 {
-		return
+		return true
 	}
 	left := arrival(ctx, t.clock).Add(t.hold).Sub(t.clock.Now())
-	if left <= 0 || !t.take(tenant) {
-		return
+	if left <= 0 {
+		return true
+	}
+	if !t.take(tenant) {
+		return false
 	}
 	defer t.give(tenant)
 	timer := t.clock.NewTimer(left)
@@ -58,6 +62,7 @@ func (t *tarpit) wait(ctx context.Context, tenant string) {
 	case <-ctx.Done():
 	case <-timer.C():
 	}
+	return true
 }
 
 func (t *tarpit) take(tenant string) bool {

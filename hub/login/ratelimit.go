@@ -97,6 +97,26 @@ func (l *RateLimiter) Charge(addr string) {
 	l.bucket(addr).AllowN(l.clock.Now(), 1)
 }
 
+// Allow takes a token for addr and reports whether one was left.
+func (l *RateLimiter) Allow(addr string) bool {
+	ok, _ := l.allow(addr)
+	return ok
+}
+
+// Drain takes every token addr has left: an address let through once
+// beyond a hub-wide bound pays its whole burst for it, so that one who
+// rotates over many addresses gets each through once per refill of its
+// burst, not once per token (third outside review, C-E and C-F).
+func (l *RateLimiter) Drain(addr string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.bucket(addr)
+	now := l.clock.Now()
+	if n := int(b.TokensAt(now)); n > 0 {
+		b.AllowN(now, n)
+	}
+}
+
 // allow takes a token for addr, or says how long until one is available.
 func (l *RateLimiter) allow(addr string) (bool, time.Duration) {
 	l.mu.Lock()
@@ -134,7 +154,7 @@ func (l *RateLimiter) WithRateLimit(delegate http.Handler) http.Handler {
 // further trusted proxies; the first untrusted entry is the client. The
 // entries left of it were written by the client and are never believed.
 func ClientAddress(r *http.Request, trusted []*net.IPNet) string {
-	peer := hostOf(r.RemoteAddr)
+	peer := HostOf(r.RemoteAddr)
 	ip := net.ParseIP(peer)
 	if ip == nil || !within(ip, trusted) {
 		return peer
@@ -145,7 +165,7 @@ func ClientAddress(r *http.Request, trusted []*net.IPNet) string {
 	}
 	client := peer
 	for i := len(hops) - 1; i >= 0; i-- {
-		hop := net.ParseIP(hostOf(strings.TrimSpace(hops[i])))
+		hop := net.ParseIP(HostOf(strings.TrimSpace(hops[i])))
 		if hop == nil {
 			break // garbage: stop at the last address we could trust
 		}
@@ -155,13 +175,6 @@ func ClientAddress(r *http.Request, trusted []*net.IPNet) string {
 		}
 	}
 	return client
-}
-
-func hostOf(addr string) string {
-	if h, _, err := net.SplitHostPort(addr); err == nil {
-		return h
-	}
-	return strings.Trim(addr, "[]")
 }
 
 func within(ip net.IP, nets []*net.IPNet) bool {

@@ -229,6 +229,11 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	if err := o.SecureServing.ApplyTo(&gc.SecureServing, &gc.LoopbackClientConfig); err != nil {
 		return nil, err
 	}
+	// Idle connections must not use up the descriptors etcd and the
+	// plugins need (third review, C-A: the hub exited).
+	if gc.SecureServing != nil && gc.SecureServing.Listener != nil {
+		gc.SecureServing.Listener = fairness.LimitConnections(gc.SecureServing.Listener, o.Fairness.ListenerLimits(fairness.OpenFileLimit()), clock.RealClock{})
+	}
 	resourceConfig := serverstorage.NewResourceConfig()
 	resourceConfig.EnableVersions(servedGroupVersions...)
 	gc.MergedResourceConfig = resourceConfig
@@ -292,6 +297,11 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	trusted, err := o.Login.TrustedProxies()
+	if err != nil {
+		return nil, err
+	}
+	anonymous := fairness.NewAnonymous(o.Fairness.AnonymousRequestsPerSecond, o.Fairness.AnonymousRequestsInFlight, trusted, login.SessionCookie, clock.RealClock{})
 	extra.ServiceAccounts.throttle = throttle.WithSessionCheck(extra.Login.Sessions().Authentic)
 	// Opaque tokens are verified by the throttle itself while only the
 	// hub-wide failure budget is used up (hub/authn, B-F).
@@ -386,6 +396,9 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		// which must cover the API and the provider routes alike
 		// (hub/login).
 		h = withLogin(h, &extra)
+		// Requests without any credential are bounded per address prefix
+		// and hub-wide (third review C-E, hub/fairness).
+		h = anonymous.WithAnonymousLimit(h, c.Serializer)
 		// Outside everything: what is in flight when the hub drains,
 		// streams on the provider routes included (drain.go).
 		return extra.InFlight.wrap(h)

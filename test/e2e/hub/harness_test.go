@@ -25,6 +25,7 @@ type hubOptions struct {
 	etcdServers []string // default: embedded etcd
 	extraArgs   []string
 	port        int // default: a free port; set when the URL must be known before start
+	nofile      int // when set: the hub runs under prlimit with this RLIMIT_NOFILE
 }
 
 // hubProc is a running wharf-hub.
@@ -104,6 +105,9 @@ func (h *hubProc) startOnce() error {
 	}
 	args = append(args, h.opts.extraArgs...)
 	h.cmd = exec.Command(hubBinary(t), args...)
+	if h.opts.nofile > 0 {
+		h.cmd = exec.Command("prlimit", append([]string{fmt.Sprintf("--nofile=%d:%d", h.opts.nofile, h.opts.nofile), "--", hubBinary(t)}, args...)...)
+	}
 	h.log = &testutil.Buffer{}
 	h.cmd.Stdout, h.cmd.Stderr = h.log, h.log
 	if err := h.cmd.Start(); err != nil {

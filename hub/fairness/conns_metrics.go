@@ -1,0 +1,25 @@
+package fairness
+
+import (
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/legacyregistry"
+)
+
+// What the listener and the anonymous bound refused, for operators: a
+// rising count is a flood being held off (third outside review, C-A and
+// C-E), or a client behind one address that needs a higher bound.
+var (
+	connectionsEvicted = metrics.NewCounter(&metrics.CounterOpts{Name: "wharf_connections_evicted_total",
+		Help: "Connections the hub closed past --max-connections to take a new one.", StabilityLevel: metrics.ALPHA})
+	connectionsRefused = metrics.NewCounter(&metrics.CounterOpts{Name: "wharf_connections_refused_total",
+		Help: "Connections closed at once past --max-connections-per-address.", StabilityLevel: metrics.ALPHA})
+	handshakesRefused = metrics.NewCounter(&metrics.CounterOpts{Name: "wharf_tls_handshakes_refused_total",
+		Help: "Connections closed before their TLS handshake past --max-tls-handshakes-per-second.", StabilityLevel: metrics.ALPHA})
+	anonymousRefused = metrics.NewCounter(&metrics.CounterOpts{Name: "wharf_anonymous_requests_refused_total",
+		Help: "Requests without credentials refused with 429 past --max-anonymous-requests-per-second or -inflight.", StabilityLevel: metrics.ALPHA})
+)
+
+func init() {
+	// legacyregistry is the registry the apiserver's /metrics serves.
+	legacyregistry.MustRegister(connectionsEvicted, connectionsRefused, handshakesRefused, anonymousRefused)
+}
