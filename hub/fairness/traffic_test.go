@@ -39,13 +39,8 @@ func TestControllerTrafficBudget(t *testing.T) {
 	send := func(name string, header http.Header) sent { return sendAt(limited, name, "get", fake.Now(), header) }
 	waiting := func(tenant string, n int) {
 		for {
-			c.traffic.mu.Lock()
-			v, ok := c.traffic.buckets.Get(tenant)
 			got := 0
-			if ok {
-				got = v.(*bytesBucket).waiting
-			}
-			c.traffic.mu.Unlock()
+			c.traffic.buckets.Peek(tenant, func(b *bytesBucket) { got = b.waiting })
 			if got >= n {
 				return
 			}
