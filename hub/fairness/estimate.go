@@ -88,15 +88,19 @@ func (e *Estimator) Seats(ctx context.Context, info *request.RequestInfo, rawQue
 }
 
 // Bytes is what a read-only request is expected to send: the learned
-// size of a list, a watch's initial list or an API document, else 0
-// (traffic.go counts it in flight until it is sent).
-func (e *Estimator) Bytes(ctx context.Context, info *request.RequestInfo, rawQuery string) int64 {
+// size of a list, a watch's initial list or an API document, unknown
+// while that size is not known yet, else 0 (traffic.go counts it in
+// flight until it is sent).
+func (e *Estimator) Bytes(ctx context.Context, info *request.RequestInfo, rawQuery string, unknown int64) int64 {
 	if e == nil {
 		return 0
 	}
 	size, known, sized := e.learned(ctx, info, rawQuery)
-	if !sized || !known {
+	switch {
+	case !sized:
 		return 0
+	case !known:
+		return unknown
 	}
 	return size
 }

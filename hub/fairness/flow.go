@@ -266,11 +266,17 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 }
 
 // expectedBytes is what a request is expected to move: the body it
-// announces and, for a read, the size its caller's last answer had.
+// announces and, for a read, the size its caller's last answer had, or
+// the whole burst while that is not known: otherwise a flood of first
+// lists would all be admitted at once, before any was charged, and wait
+// for their seats already past the budget (C-H).
 func (c *Controller) expectedBytes(ctx context.Context, info *request.RequestInfo, st *state, k Kind) int64 {
+	if c.traffic == nil {
+		return 0
+	}
 	n := max(st.contentLength, 0)
 	if k == ReadOnly {
-		n += c.estimator.Bytes(ctx, info, st.rawQuery)
+		n += c.estimator.Bytes(ctx, info, st.rawQuery, int64(c.traffic.burst))
 	}
 	return n
 }

@@ -18,6 +18,11 @@ const (
 	// trafficTenants bounds the buckets kept; an evicted tenant starts
 	// again with a full bucket.
 	trafficTenants = 10000
+	// debtBursts is how deep, in bursts, a tenant's debt may go: what
+	// moved past it is forgiven. Admission keeps a tenant's debt far
+	// above it; it bounds how long one overshoot keeps a tenant waiting
+	// (at most debtBursts+1 bursts over the rate).
+	debtBursts = 4
 )
 
 // traffic is each tenant's budget of bytes moved: the bytes of its
@@ -41,8 +46,8 @@ const (
 // then 429 as any refusal. A watch whose tenant is in debt is ended
 // before its next event is written, as kube-apiserver ends a watcher
 // that cannot keep up: the client watches again and meets the wait. The
-// debt is bounded by the burst, so one overshoot costs its tenant at
-// most burst/rate of waiting. A tenant within its budget never waits: a
+// debt is kept down to debtBursts bursts, not forgiven at one burst: a
+// floor at one burst let every byte past it go uncharged. A tenant within its budget never waits: a
 // few hundred KB of ordinary requests a second is far below it.
 type traffic struct {
 	clock clock.WithDelayedExecution
@@ -56,7 +61,7 @@ type traffic struct {
 }
 
 // bytesBucket is one tenant's budget: tokens at the time at, which may
-// be negative (debt) down to -burst; inflight is what its admitted
+// be negative (debt) down to -debtBursts × burst; inflight is what its admitted
 // requests are expected to move still; waiting counts requests blocked
 // on it.
 type bytesBucket struct {
@@ -164,7 +169,7 @@ func (m *meter) take(n int64, gate bool) bool {
 			ok = false
 			return
 		}
-		b.tokens = max(-m.t.burst, b.tokens-float64(n))
+		b.tokens = max(-debtBursts*m.t.burst, b.tokens-float64(n))
 		if !m.closed {
 			r := min(n, m.expected)
 			m.expected -= r
@@ -200,7 +205,7 @@ func (m *meter) pace(ctx context.Context, n int64) {
 	}
 	var debt float64
 	m.t.do(m.tenant, func(b *bytesBucket, _ time.Time) {
-		b.tokens = max(-m.t.burst, b.tokens-float64(n))
+		b.tokens = max(-debtBursts*m.t.burst, b.tokens-float64(n))
 		debt = -b.tokens
 	})
 	if debt <= 0 {

@@ -1,6 +1,7 @@
 package fairness
 
 import (
+	"compress/gzip"
 	"net/http"
 	"strings"
 	"testing"
@@ -21,7 +22,7 @@ func TestControllerTrafficBudget(t *testing.T) {
 		Keyer: testKeyer(), Limits: Limits{ReadOnly: 40, Mutating: 40, TenantReadOnly: 10, TenantMutating: 10},
 		QueueLength: 5, HubQueues: 8, QueueWait: 5 * time.Second, Clock: eventclock.Real{}, WaitClock: fake,
 		// 1,000 bytes a second after a burst of 1,000: a 3,000-byte
-		// answer leaves its tenant 1 s in debt (the floor is -burst).
+		// answer leaves its tenant 2 s in debt.
 		TrafficRate: 1000, TrafficBurst: 1000,
 	})
 	if err != nil {
@@ -50,14 +51,14 @@ func TestControllerTrafficBudget(t *testing.T) {
 	bigAnswer := http.Header{"Big": {"1"}}
 
 	answeredWith(t, "bob's first big answer, within the burst", http.StatusOK, send("bob", bigAnswer))
-	// Now 1,000 bytes in debt: the next request waits 1 s for it.
+	// Now 2,000 bytes in debt: the next request waits 2 s for it.
 	next := send("bob", nil)
 	bobTenant, _ := testKeyer().Tenant(t.Context(), &user.DefaultInfo{Name: "bob"})
 	waiting(bobTenant, 1)
 	answeredWith(t, "alice, another tenant", http.StatusOK, send("alice", bigAnswer))
 	answeredWith(t, "a hub admin", http.StatusOK, send("hubadmin", bigAnswer))
 	unanswered(t, "bob's request while he is in debt", next)
-	fake.Step(999 * time.Millisecond)
+	fake.Step(1999 * time.Millisecond)
 	unanswered(t, "a millisecond before the debt is paid", next)
 	fake.Step(time.Millisecond)
 	answeredWith(t, "once the debt is paid", http.StatusOK, next)
@@ -67,5 +68,34 @@ func TestControllerTrafficBudget(t *testing.T) {
 	// no tarpit).
 	answeredWith(t, "alice's second big answer", http.StatusOK, send("alice", bigAnswer))
 	late := sendAt(limited, "alice", "get", fake.Now().Add(-4500*time.Millisecond), nil)
-	refusedWith429(t, "alice's request that arrived 4.5 s ago, 1 s in debt", late)
+	refusedWith429(t, "alice's request that arrived 4.5 s ago, 2 s in debt", late)
+}
+
+// A gzipped answer is charged what it inflates to (third review, C-H:
+// 'z' × 900 KB compresses a thousandfold), as the hub wrote it.
+func TestTrafficChargesUncompressed(t *testing.T) {
+	fake := clocktesting.NewFakeClock(time.Now())
+	c, err := NewController(ControllerConfig{
+		Keyer: testKeyer(), Limits: Limits{ReadOnly: 40, Mutating: 40, TenantReadOnly: 10, TenantMutating: 10},
+		QueueLength: 5, HubQueues: 8, QueueWait: 5 * time.Second, Clock: eventclock.Real{}, WaitClock: fake,
+		TrafficRate: 1, TrafficBurst: 10 << 20,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := strings.Repeat("z", 1<<20)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Encoding", "gzip")
+		w.WriteHeader(http.StatusOK)
+		zw := gzip.NewWriter(w)
+		_, _ = zw.Write([]byte(plain))
+		_ = zw.Close()
+	})
+	answeredWith(t, "bob's gzipped answer", http.StatusOK, sendAt(chain(t, c, h), "bob", "get", fake.Now(), nil))
+	tenant, _ := testKeyer().Tenant(t.Context(), &user.DefaultInfo{Name: "bob"})
+	var tokens float64
+	c.traffic.buckets.Peek(tenant, func(b *bytesBucket) { tokens = b.tokens })
+	if want := float64(9 << 20); tokens > want+1000 {
+		t.Fatalf("bob has %.0f bytes left after a 1 MiB answer gzipped, want about %.0f", tokens, want)
+	}
 }
