@@ -99,3 +99,59 @@ func TestTrafficChargesUncompressed(t *testing.T) {
 		t.Fatalf("bob has %.0f bytes left after a 1 MiB answer gzipped, want about %.0f", tokens, want)
 	}
 }
+
+// Requests are admitted while the bucket covers what is in flight (third
+// review, C-H: 40 lists admitted before the first was charged); a watch
+// event is refused while its tenant is in debt (C-D), on the injected
+// clock.
+func TestTrafficAdmitsWhatIsInFlight(t *testing.T) {
+	fake := clocktesting.NewFakeClock(time.Now())
+	tr := newTraffic(fake, 1000, 1000, 5)
+	soon := func() time.Time { return fake.Now().Add(100 * time.Millisecond) }
+	m1, ok1 := tr.admit(t.Context(), soon(), "a", 600)
+	m2, ok2 := tr.admit(t.Context(), soon(), "a", 600)
+	if !ok1 || !ok2 {
+		t.Fatalf("two 600-byte requests within a 1,000-byte bucket: admitted %v %v", ok1, ok2)
+	}
+	// 1,200 in flight against 1,000: the third waits 200 ms, past its
+	// deadline, so it is refused at once; another tenant is not.
+	if _, ok := tr.admit(t.Context(), soon(), "a", 600); ok {
+		t.Fatal("a third request was admitted with 1,200 bytes in flight against 1,000")
+	}
+	if _, ok := tr.admit(t.Context(), soon(), "b", 600); !ok {
+		t.Fatal("another tenant was refused")
+	}
+	m1.take(600, false)
+	m1.close()
+	m2.take(700, false) // 100 more than expected: 300 bytes in debt
+	m2.close()
+	if _, ok := tr.admit(t.Context(), soon(), "a", 0); ok {
+		t.Fatal("admitted while 300 bytes in debt, 100 ms before its deadline")
+	}
+	done := make(chan *meter, 1)
+	go func() {
+		m, _ := tr.admit(t.Context(), time.Time{}, "a", 0)
+		done <- m
+	}()
+	for {
+		waiting := 0
+		tr.buckets.Peek("a", func(b *bytesBucket) { waiting = b.waiting })
+		if waiting == 1 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	select {
+	case <-done:
+		t.Fatal("admitted before the debt was paid")
+	default:
+	}
+	fake.Step(300 * time.Millisecond)
+	w := <-done
+	if !w.take(100, true) {
+		t.Fatal("a watch event refused once the debt was paid")
+	}
+	if w.take(1, true) {
+		t.Fatal("a watch event sent while the tenant is in debt")
+	}
+}
