@@ -69,6 +69,10 @@ type bytesBucket struct {
 	at       time.Time
 	inflight float64
 	waiting  int
+	// freed, when set, is closed once a request's count in flight
+	// ends, so that waiters look again then rather than only when the
+	// debt they computed would be paid.
+	freed chan struct{}
 }
 
 func newTraffic(c clock.WithDelayedExecution, perSecond float64, burst int64, waiters int) *traffic {
@@ -106,6 +110,7 @@ func (t *traffic) admit(ctx context.Context, deadline time.Time, tenant string, 
 	waited := false
 	for {
 		var delay time.Duration
+		var freed chan struct{}
 		admitted, refused := false, false
 		t.do(tenant, func(b *bytesBucket, now time.Time) {
 			if waited {
@@ -125,6 +130,10 @@ func (t *traffic) admit(ctx context.Context, deadline time.Time, tenant string, 
 			}
 			b.waiting++
 			waited = true
+			if b.freed == nil {
+				b.freed = make(chan struct{})
+			}
+			freed = b.freed
 		})
 		switch {
 		case admitted:
@@ -139,6 +148,8 @@ func (t *traffic) admit(ctx context.Context, deadline time.Time, tenant string, 
 			t.do(tenant, func(b *bytesBucket, _ time.Time) { b.waiting-- })
 			return nil, false
 		case <-timer.C():
+		case <-freed:
+			timer.Stop()
 		}
 	}
 }
@@ -190,6 +201,10 @@ func (m *meter) close() {
 			m.closed = true
 			b.inflight = max(0, b.inflight-float64(m.expected))
 			m.expected = 0
+			if b.freed != nil {
+				close(b.freed)
+				b.freed = nil
+			}
 		}
 	})
 }

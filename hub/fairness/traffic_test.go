@@ -151,7 +151,32 @@ func TestTrafficAdmitsWhatIsInFlight(t *testing.T) {
 	if !w.take(100, true) {
 		t.Fatal("a watch event refused once the debt was paid")
 	}
+	w.close()
 	if w.take(1, true) {
 		t.Fatal("a watch event sent while the tenant is in debt")
+	}
+
+	// A request waiting for what is in flight looks again as soon as
+	// that ends, not when its computed wait is over.
+	fake.Step(10 * time.Second)
+	first, _ := tr.admit(t.Context(), time.Time{}, "c", 0)
+	first.take(1, false)
+	// 999 bytes left, 1,000 expected in flight.
+	big, _ := tr.admit(t.Context(), time.Time{}, "c", 1000)
+	go func() {
+		m, _ := tr.admit(t.Context(), time.Time{}, "c", 0)
+		done <- m
+	}()
+	for {
+		waiting := 0
+		tr.buckets.Peek("c", func(b *bytesBucket) { waiting = b.waiting })
+		if waiting == 1 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	big.close()
+	if m := <-done; m == nil {
+		t.Fatal("not admitted once the request in flight ended")
 	}
 }
