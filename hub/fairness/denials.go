@@ -2,13 +2,13 @@ package fairness
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/lru"
+
+	"github.com/wharfhub/wharf/hub/buckets"
 )
 
 // Denial pacing defaults: a tenant's first DenialBurst denials answer at
@@ -42,37 +42,30 @@ type denials struct {
 	// held counts denials waiting for their token (tests).
 	held atomic.Int32
 
-	mu      sync.Mutex
-	buckets *lru.Cache // mu; tenant -> *rate.Limiter
+	buckets *buckets.Keyed[*rate.Limiter]
 }
 
 func newDenials(c clock.WithDelayedExecution, perSecond float64, burst int, hold time.Duration) *denials {
-	return &denials{clock: c, limit: rate.Limit(perSecond), burst: burst, hold: hold, buckets: lru.New(denialTenants)}
+	return &denials{clock: c, limit: rate.Limit(perSecond), burst: burst, hold: hold,
+		buckets: buckets.New(denialTenants, func() *rate.Limiter { return rate.NewLimiter(rate.Limit(perSecond), burst) })}
 }
 
 // delay takes a token for tenant's denial and returns how long to wait
 // for it; a wait past the hold gives the token back and waits the hold,
 // so a flood leaves no debt behind it.
 func (d *denials) delay(tenant string) time.Duration {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	var b *rate.Limiter
-	if v, ok := d.buckets.Get(tenant); ok {
-		b = v.(*rate.Limiter)
-	} else {
-		b = rate.NewLimiter(d.limit, d.burst)
-		d.buckets.Add(tenant, b)
-	}
-	now := d.clock.Now()
-	r := b.ReserveN(now, 1)
-	if !r.OK() {
-		return d.hold
-	}
-	wait := r.DelayFrom(now)
-	if wait > d.hold {
-		r.CancelAt(now)
-		return d.hold
-	}
+	wait := d.hold
+	d.buckets.Do(tenant, func(b *rate.Limiter) {
+		now := d.clock.Now()
+		r := b.ReserveN(now, 1)
+		if !r.OK() {
+			return
+		}
+		if wait = r.DelayFrom(now); wait > d.hold {
+			r.CancelAt(now)
+			wait = d.hold
+		}
+	})
 	return wait
 }
 

@@ -54,12 +54,17 @@
 //     1,300 times a second took both cores). Each tenant has a budget of
 //     bytes moved (traffic.go: request bodies read and what the hub
 //     wrote back), --tenant-traffic-bytes-per-cpu × GOMAXPROCS a second
-//     after --tenant-traffic-burst-bytes. A request is charged when done;
-//     while its tenant is in debt (at most the burst deep, so one big
-//     list costs at most burst/rate of waiting) its next requests wait
-//     before their seats, within the queue wait below, then 429. At most
-//     the queue length of a tenant's requests wait for its debt; past
-//     that, refused at once. Provider routes are not counted.
+//     after --tenant-traffic-burst-bytes. Bytes are charged as they move,
+//     before compression, watch events and provider-route answers
+//     included (third review, C-D, C-G, C-H). A request is admitted only
+//     while its tenant's bucket covers what its requests in flight are
+//     expected to move (the learned sizes above; the whole burst while
+//     unknown); otherwise it waits before its seats, within the queue
+//     wait below, then 429. At most the queue length of a tenant's
+//     requests wait for its debt; past that, refused at once. A watch of
+//     a tenant in debt is ended before its next event; a provider-route
+//     answer is slowed to the rate. Debt deeper than four bursts is
+//     forgiven.
 //   - Over its share, a request waits in its tenant's fair queue (at most
 //     50 requests), then in the hub's, where tenants are the flows: at
 //     most 5 s in all, counted from its arrival, so that time before the

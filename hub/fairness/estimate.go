@@ -77,33 +77,59 @@ func viewerOf(ctx context.Context) string {
 // Seats estimates a read-only request's width: unknown while the size is
 // not known, else in [1, most].
 func (e *Estimator) Seats(ctx context.Context, info *request.RequestInfo, rawQuery string, unknown, most uint64) uint64 {
+	size, known, sized := e.learned(ctx, info, rawQuery)
+	switch {
+	case !sized:
+		return 1
+	case !known:
+		return unknown
+	}
+	return seatsOf(size, most)
+}
+
+// Bytes is what a read-only request is expected to send: the learned
+// size of a list, a watch's initial list or an API document, unknown
+// while that size is not known yet, else 0 (traffic.go counts it in
+// flight until it is sent).
+func (e *Estimator) Bytes(ctx context.Context, info *request.RequestInfo, rawQuery string, unknown int64) int64 {
+	if e == nil {
+		return 0
+	}
+	size, known, sized := e.learned(ctx, info, rawQuery)
+	switch {
+	case !sized:
+		return 0
+	case !known:
+		return unknown
+	}
+	return size
+}
+
+// learned returns the size learned for the request; sized is false for
+// requests whose answer is not weighed by size (one object, a
+// subresource, a watch from a resource version).
+func (e *Estimator) learned(ctx context.Context, info *request.RequestInfo, rawQuery string) (size int64, known, sized bool) {
 	if isDocument(info) {
-		size, ok := e.size(documentKey(ctx, info))
-		if !ok {
-			return unknown
-		}
-		return seatsOf(size, most)
+		size, known = e.size(documentKey(ctx, info))
+		return size, known, true
 	}
 	if !info.IsResourceRequest || info.Subresource != "" || (info.Verb == "get" && info.Name != "") {
-		return 1
+		return 0, false, false
 	}
 	q, _ := url.ParseQuery(rawQuery)
 	if info.Verb == "watch" {
 		// A watch from a resource version sends no initial list.
 		rv := q.Get("resourceVersion")
 		if q.Get("sendInitialEvents") != "true" && rv != "" && rv != "0" {
-			return 1
+			return 0, false, false
 		}
 	}
-	size, ok := e.size(keyOf(ctx, info, info.Namespace))
-	if !ok && info.Namespace != "" {
+	size, known = e.size(keyOf(ctx, info, info.Namespace))
+	if !known && info.Namespace != "" {
 		// A namespace holds at most what its workspace holds.
-		size, ok = e.size(keyOf(ctx, info, ""))
+		size, known = e.size(keyOf(ctx, info, ""))
 	}
-	if !ok {
-		return unknown
-	}
-	return seatsOf(size, most)
+	return size, known, true
 }
 
 // seatsOf is the width of a response of size bytes, in [1, most].

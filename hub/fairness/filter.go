@@ -99,7 +99,11 @@ func (f Filter) WithProviderLimit(handler http.Handler, s runtime.NegotiatedSeri
 		// paced as the API's denials are, while it holds its seat
 		// (denials.go). The wrapper keeps Flusher and Hijacker, which
 		// streams and upgrades need.
-		st := &state{}
+		// Its answer is charged to the tenant's traffic budget as it is
+		// relayed, and slowed to the tenant's rate while it is in debt
+		// (traffic.go): the size of a provider's answer is not learned.
+		st := &state{paced: true}
+		defer st.finish()
 		ctx = context.WithValue(ctx, stateKey{}, st)
 		r = r.WithContext(ctx)
 		rw := responsewriter.WrapForHTTP1Or2(&refusalWriter{ResponseWriter: w, st: st, r: r, s: s})

@@ -253,13 +253,19 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 	}
 	// A tenant that moved more bytes than its budget waits before its
 	// seats, within the same queue wait (traffic.go).
-	if !c.traffic.wait(ctx, c.waitDeadline(reqCtx), tenant) {
+	// Admitted only while its bucket covers what its requests in flight
+	// are expected to move (their learned sizes); its bytes are then
+	// charged as they move (traffic.go).
+	m, ok := c.traffic.admit(ctx, c.waitDeadline(reqCtx), tenant, c.expectedBytes(ctx, info, st, kind))
+	if !ok {
 		klog.V(3).InfoS("Request over its tenant's traffic budget", "tenant", tenant, "path", info.Path)
 		c.tarpit.wait(reqCtx, tenant)
 		st.refuse(info)
 		c.forgetUnstarted(st)
 		return
 	}
+	st.watch = isWatch
+	st.meter.Store(m)
 	// A heavy request does its CPU work in turns (cpu.go); a watch's
 	// events are bounded by its tenant's watch cap and traffic instead.
 	exec := execFn
@@ -273,12 +279,30 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 	}
 	if !c.run(ctx, tenant, kind, width, queueNoteFn, exec) {
 		klog.V(3).InfoS("Request over its tenant's share or the hub's budget", "tenant", tenant, "mutating", kind == Mutating, "seats", width.InitialSeats, "path", info.Path)
+		st.meter.Store(nil)
 		c.tarpit.wait(reqCtx, tenant)
 		st.refuse(info)
-	} else {
-		c.traffic.charge(tenant, st.received.Load()+st.sent.Load())
 	}
+	// Done, or for a watch started: what it sends from now on is charged
+	// as it goes, and no longer counted in flight.
+	m.close()
 	c.forgetUnstarted(st)
+}
+
+// expectedBytes is what a request is expected to move: the body it
+// announces and, for a read, the size its caller's last answer had, or
+// the whole burst while that is not known: otherwise a flood of first
+// lists would all be admitted at once, before any was charged, and wait
+// for their seats already past the budget (C-H).
+func (c *Controller) expectedBytes(ctx context.Context, info *request.RequestInfo, st *state, k Kind) int64 {
+	if c.traffic == nil {
+		return 0
+	}
+	n := max(st.contentLength, 0)
+	if k == ReadOnly {
+		n += c.estimator.Bytes(ctx, info, st.rawQuery, int64(c.traffic.burst))
+	}
+	return n
 }
 
 // waitDeadline is when the request's queue wait ends (waitContext);

@@ -110,5 +110,9 @@ func arrival(ctx context.Context, c clock.PassiveClock) time.Time {
 func (c *Controller) ShareRefusals(from *Controller) {
 	if from != nil {
 		c.tarpit, c.denials = from.tarpit, from.denials
+		// One traffic budget too: a provider route's answers are
+		// charged to the caller's tenant as the API's are (third
+		// review, C-G: 160 MB/s of provider answers counted nowhere).
+		c.traffic = from.traffic
 	}
 }

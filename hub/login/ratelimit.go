@@ -5,13 +5,13 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/lru"
+
+	"github.com/wharfhub/wharf/hub/buckets"
 )
 
 // RateLimiter limits requests per client address with a token bucket per
@@ -25,76 +25,52 @@ type RateLimiter struct {
 	trusted []*net.IPNet
 	clock   clock.PassiveClock
 
-	mu      sync.Mutex
-	buckets *lru.Cache
+	buckets *buckets.Keyed[*rate.Limiter]
 }
 
 // NewRateLimiter allows perSecond requests per address with bursts of
 // burst, tracking at most size addresses. X-Forwarded-For is believed only
 // from peers within trusted.
 func NewRateLimiter(perSecond float64, burst, size int, trusted []*net.IPNet, c clock.PassiveClock) *RateLimiter {
-	return &RateLimiter{limit: rate.Limit(perSecond), burst: burst, trusted: trusted, clock: c, buckets: lru.New(size)}
-}
-
-// bucket returns addr's bucket, creating a full one; l.mu must be held.
-func (l *RateLimiter) bucket(addr string) *rate.Limiter {
-	if v, ok := l.buckets.Get(addr); ok {
-		return v.(*rate.Limiter)
-	}
-	b := rate.NewLimiter(l.limit, l.burst)
-	l.buckets.Add(addr, b)
-	return b
+	return &RateLimiter{limit: rate.Limit(perSecond), burst: burst, trusted: trusted, clock: c,
+		buckets: buckets.New(size, func() *rate.Limiter { return rate.NewLimiter(rate.Limit(perSecond), burst) })}
 }
 
 // Exhausted reports, without taking a token, whether addr is over its
 // limit and if so how long until a token is available. An address never
 // seen is not. It lets a caller charge only some requests (Charge) and
 // refuse the rest while over budget.
-func (l *RateLimiter) Exhausted(addr string) (bool, time.Duration) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	// Every request asks (the authn throttle), and while nobody fails
-	// there is no bucket at all: skip the lookup in the LRU's map.
-	if l.buckets.Len() == 0 {
-		return false, 0
-	}
-	v, ok := l.buckets.Get(addr)
-	if !ok {
-		return false, 0
-	}
-	now := l.clock.Now()
-	b := v.(*rate.Limiter)
-	if b.TokensAt(now) >= 1 {
-		return false, 0
-	}
-	r := b.ReserveN(now, 1)
-	if !r.OK() {
-		return true, time.Minute
-	}
-	d := r.DelayFrom(now)
-	r.CancelAt(now)
-	return true, d
+func (l *RateLimiter) Exhausted(addr string) (exhausted bool, wait time.Duration) {
+	l.buckets.Peek(addr, func(b *rate.Limiter) {
+		now := l.clock.Now()
+		if b.TokensAt(now) >= 1 {
+			return
+		}
+		exhausted = true
+		r := b.ReserveN(now, 1)
+		if !r.OK() {
+			wait = time.Minute
+			return
+		}
+		wait = r.DelayFrom(now)
+		r.CancelAt(now)
+	})
+	return exhausted, wait
 }
 
 // Untouched reports whether addr's bucket is full: the address has not
 // been charged since it earned its last token back. An address never seen
 // is untouched.
 func (l *RateLimiter) Untouched(addr string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	v, ok := l.buckets.Get(addr)
-	if !ok {
-		return true
-	}
-	return v.(*rate.Limiter).TokensAt(l.clock.Now()) >= float64(l.burst)
+	untouched := true
+	l.buckets.Peek(addr, func(b *rate.Limiter) { untouched = b.TokensAt(l.clock.Now()) >= float64(l.burst) })
+	return untouched
 }
 
 // Charge takes a token for addr if one is left; an address already over
 // budget stays so.
 func (l *RateLimiter) Charge(addr string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.bucket(addr).AllowN(l.clock.Now(), 1)
+	l.buckets.Do(addr, func(b *rate.Limiter) { b.AllowN(l.clock.Now(), 1) })
 }
 
 // Allow takes a token for addr and reports whether one was left.
@@ -108,30 +84,31 @@ func (l *RateLimiter) Allow(addr string) bool {
 // rotates over many addresses gets each through once per refill of its
 // burst, not once per token (third outside review, C-E and C-F).
 func (l *RateLimiter) Drain(addr string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b := l.bucket(addr)
-	now := l.clock.Now()
-	if n := int(b.TokensAt(now)); n > 0 {
-		b.AllowN(now, n)
-	}
+	l.buckets.Do(addr, func(b *rate.Limiter) {
+		now := l.clock.Now()
+		if n := int(b.TokensAt(now)); n > 0 {
+			b.AllowN(now, n)
+		}
+	})
 }
 
 // allow takes a token for addr, or says how long until one is available.
-func (l *RateLimiter) allow(addr string) (bool, time.Duration) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b := l.bucket(addr)
-	now := l.clock.Now()
-	r := b.ReserveN(now, 1)
-	if !r.OK() {
-		return false, time.Minute
-	}
-	if d := r.DelayFrom(now); d > 0 {
-		r.CancelAt(now)
-		return false, d
-	}
-	return true, 0
+func (l *RateLimiter) allow(addr string) (ok bool, wait time.Duration) {
+	l.buckets.Do(addr, func(b *rate.Limiter) {
+		now := l.clock.Now()
+		r := b.ReserveN(now, 1)
+		if !r.OK() {
+			wait = time.Minute
+			return
+		}
+		if d := r.DelayFrom(now); d > 0 {
+			r.CancelAt(now)
+			wait = d
+			return
+		}
+		ok = true
+	})
+	return ok, wait
 }
 
 // WithRateLimit answers 429 with Retry-After when the client address of a
