@@ -160,9 +160,9 @@ func (c *codeCounts) String() string {
 	return fmt.Sprint(c.m)
 }
 
-// flood runs workers, each calling do again as soon as it returns, until
+// floodUntil runs workers, each calling do again as soon as it returns, until
 // ctx ends.
-func flood(ctx context.Context, workers int, do func(ctx context.Context)) *sync.WaitGroup {
+func floodUntil(ctx context.Context, workers int, do func(ctx context.Context)) *sync.WaitGroup {
 	var wg sync.WaitGroup
 	for i := 0; i < workers; i++ {
 		wg.Add(1)
@@ -254,7 +254,7 @@ func TestAttackLimitsTraffic2(t *testing.T) {
 		var watches, patches codeCounts
 		var ended atomic.Int64
 		watch := cmPath(mHome) + "?watch=1&fieldSelector=metadata.name%3Damp&resourceVersion=0"
-		wwg := flood(ctx, 30, func(ctx context.Context) {
+		wwg := floodUntil(ctx, 30, func(ctx context.Context) {
 			r := t2Call(ctx, c, h, e.tokens["mallory"], http.MethodGet, watch, "", nil, &in)
 			watches.add(r)
 			if r.code == http.StatusOK && ctx.Err() == nil {
@@ -262,7 +262,7 @@ func TestAttackLimitsTraffic2(t *testing.T) {
 			}
 		})
 		var n atomic.Int64
-		pwg := flood(ctx, 2, func(ctx context.Context) {
+		pwg := floodUntil(ctx, 2, func(ctx context.Context) {
 			r := t2Call(ctx, c, h, e.tokens["mallory"], http.MethodPatch, cmPath(mHome)+"/amp",
 				fmt.Sprintf(`{"metadata":{"annotations":{"n":"%d"}}}`, n.Add(1)),
 				map[string]string{"Content-Type": "application/merge-patch+json", "Accept": "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"}, nil)
@@ -339,7 +339,7 @@ func TestAttackLimitsTraffic2(t *testing.T) {
 		start := time.Now()
 		var in atomic.Int64
 		var codes codeCounts
-		wg := flood(ctx, 40, func(ctx context.Context) {
+		wg := floodUntil(ctx, 40, func(ctx context.Context) {
 			codes.add(t2Call(ctx, c, h, e.tokens["carol"], http.MethodGet, "/services/providers/hello/greetings", "", nil, &in))
 		})
 		// victor meanwhile: the provider and CRUD.
@@ -380,10 +380,10 @@ func TestAttackLimitsTraffic2(t *testing.T) {
 		var plainIn atomic.Int64
 		var plain, gzipped codeCounts
 		var whole atomic.Int64
-		pwg := flood(ctx, 40, func(ctx context.Context) {
+		pwg := floodUntil(ctx, 40, func(ctx context.Context) {
 			plain.add(t2Call(ctx, c, h, e.tokens["dave"], http.MethodGet, cmPath("/clusters/"+e.vars["daveHome"]), "", nil, &plainIn))
 		})
-		gwg := flood(ctx, 40, func(ctx context.Context) {
+		gwg := floodUntil(ctx, 40, func(ctx context.Context) {
 			r := t2Call(ctx, c, h, e.tokens["erin"], http.MethodGet, cmPath("/clusters/"+e.vars["erinHome"]), "", map[string]string{"Accept-Encoding": "gzip"}, nil)
 			gzipped.add(r)
 			if r.code == http.StatusOK && r.err == nil {
@@ -460,7 +460,7 @@ func TestAttackLimitsTraffic2Held(t *testing.T) {
 		defer stop()
 		var codes codeCounts
 		var i atomic.Int64
-		wg := flood(ctx, 40, func(ctx context.Context) {
+		wg := floodUntil(ctx, 40, func(ctx context.Context) {
 			hd := map[string]string{"Accept": accept}
 			for k, v := range hdr {
 				hd[k] = v
