@@ -35,6 +35,9 @@ import (
 type HistoryLimit struct {
 	// Bytes is the bound; 0 disables it.
 	Bytes int64
+	// Shares, if set, attributes the history to tenants and bounds each
+	// one's share (historyshare.go).
+	Shares *HistoryShares
 	// Grace is how long the estimate must stay over Bytes: a burst of
 	// deletes is over, and the relist does not come in its middle.
 	Grace time.Duration
@@ -79,7 +82,16 @@ func newBoundedHistory(s storage.Interface, gr schema.GroupResource, codec runti
 	if !ok {
 		clk = clock.RealClock{}
 	}
-	return &boundedHistory{Interface: s, gr: gr, codec: codec, limit: limit, clk: clk, slim: slim, ring: newHistoryRing(fresh)}
+	b := &boundedHistory{Interface: s, gr: gr, codec: codec, limit: limit, clk: clk, slim: slim, ring: newHistoryRing(fresh)}
+	limit.Shares.register(gr, b)
+	return b
+}
+
+// heldBy is what tenant's objects take in the history.
+func (b *boundedHistory) heldBy(tenant string) int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.ring.byOwner[tenant]
 }
 
 // GetList is the cache's (re)list: it empties the cache's history.
@@ -123,10 +135,10 @@ func (b *boundedHistory) observe(ev watch.Event) {
 		return
 	}
 	var dead int64
+	obj := ev.Object
 	switch ev.Type {
 	case watch.Added:
 	case watch.Modified, watch.Deleted:
-		obj := ev.Object
 		if t, ok := obj.(storage.WatchEventWithRecordTime); ok {
 			obj = t.Unwrap()
 		}
@@ -134,10 +146,14 @@ func (b *boundedHistory) observe(ev watch.Event) {
 	default: // bookmarks and errors are not kept
 		return
 	}
+	var owner string
+	if dead > 0 {
+		owner = b.limit.Shares.ownerOf(obj)
+	}
 	now := b.clk.Now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.ring.add(now, dead)
+	b.ring.addFor(now, dead, owner)
 	if b.ring.total <= b.limit.Bytes {
 		b.overSince = time.Time{}
 		return
