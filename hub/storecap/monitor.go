@@ -203,7 +203,12 @@ func (m *Monitor) Sync(ctx context.Context) error {
 	over := alarm || r.inUse >= mark || r.size >= m.hw
 	// Replaced revisions admitted since the last polls would take the
 	// store to its mark (admit.go kicked this poll).
-	pressure := r.inUse+m.previous.Load()+m.pending.Load()+m.prevRewrites.Load()+m.pendRewrites.Load() >= m.hw
+	growth, rewrites := m.previous.Load()+m.pending.Load(), m.prevRewrites.Load()+m.pendRewrites.Load()
+	pressure := r.inUse+growth+rewrites >= m.hw || r.size+growth+max(rewrites-max(r.size-r.inUse, 0), 0) >= m.fileMark ||
+		// In the careful zone, rewrites worth a hundredth of the quota
+		// are compacted away at the next poll rather than after five:
+		// their revisions would otherwise grow the file.
+		((r.inUse >= m.hw/2 || r.size >= m.hw/2) && rewrites >= m.cfg.Quota/100)
 	if over && r.rev > m.lastCompactRev && gap(m.lastCompact, compactGap) {
 		if err := m.compact(ctx, r.rev); err != nil {
 			return err
