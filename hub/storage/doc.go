@@ -50,4 +50,9 @@
 //
 // The check decodes every value read from etcd a second time; reads served
 // by the watch cache, most of them, are unaffected.
+//
+// A watch cache's history of replaced and deleted objects is bounded
+// (history.go) and attributed to tenants (historyshare.go): one tenant's
+// rewrites of large objects get 429 once her share is used, so that she
+// alone cannot make the cache relist and close everybody's watches.
 package storage
