@@ -46,7 +46,7 @@ const (
 	// replaced) are never refused.
 	historySmallObject = 16 << 10
 	// historyRetryAfter is the Retry-After of a refusal, in seconds.
-	historyRetryAfter = 10
+	historyRetryAfter  = 10
 	historyTenantCache = 16384
 	// historyLargestObject is more than etcd stores in one value (its
 	// request limit is 1.5 MiB).

@@ -78,7 +78,12 @@ func retryingStorage(cached bool, history HistoryLimit, clk clock.Clock) generic
 		delegator := cacherstorage.NewCacheDelegator(cacher, s)
 		var once sync.Once
 		return delegator, func() {
-			once.Do(func() { history.Shares.unregister(config.GroupResource, source); delegator.Stop(); cacher.Stop(); destroy() })
+			once.Do(func() {
+				history.Shares.unregister(config.GroupResource, source)
+				delegator.Stop()
+				cacher.Stop()
+				destroy()
+			})
 		}, nil
 	}
 }
