@@ -23,6 +23,15 @@ func (o *Options) historyShareTable() *wstorage.HistoryShares {
 	return o.historyShares
 }
 
+// cacheProgressTable is the hub's one table of how far each watch cache
+// has read etcd; the store monitor compacts up to it.
+func (o *Options) cacheProgressTable() *wstorage.CacheProgress {
+	if o.cacheProgress == nil {
+		o.cacheProgress = wstorage.NewCacheProgress()
+	}
+	return o.cacheProgress
+}
+
 // historyAdmission is that plugin; a workspace's tenant is its tree, as
 // hub/fairness and hub/quota name it.
 func (o *Options) historyAdmission(extra *ExtraConfig) admission.ValidationInterface {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -38,6 +39,8 @@ type HistoryLimit struct {
 	// Shares, if set, attributes the history to tenants and bounds each
 	// one's share (historyshare.go).
 	Shares *HistoryShares
+	// Progress, if set, learns how far each cache has read (progress.go).
+	Progress *CacheProgress
 	// Grace is how long the estimate must stay over Bytes: a burst of
 	// deletes is over, and the relist does not come in its middle.
 	Grace time.Duration
@@ -73,6 +76,9 @@ type boundedHistory struct {
 	// released is set when the hub ended the cache's watch; the next
 	// Watch comes after the relist replaced the history.
 	released bool
+	// seen is the revision of the last event or bookmark the cache read
+	// from etcd (progress.go).
+	seen atomic.Int64
 }
 
 func newBoundedHistory(s storage.Interface, gr schema.GroupResource, codec runtime.Codec, fresh time.Duration, limit HistoryLimit, c clock.Clock, slim slimmer) *boundedHistory {
@@ -84,6 +90,7 @@ func newBoundedHistory(s storage.Interface, gr schema.GroupResource, codec runti
 	}
 	b := &boundedHistory{Interface: s, gr: gr, codec: codec, limit: limit, clk: clk, slim: slim, ring: newHistoryRing(fresh)}
 	limit.Shares.register(gr, b)
+	limit.Progress.register(b)
 	return b
 }
 
@@ -103,6 +110,8 @@ func (b *boundedHistory) GetList(ctx context.Context, key string, opts storage.L
 	b.ring.reset()
 	b.overSince = time.Time{}
 	b.mu.Unlock()
+	// The cache has read everything up to its list.
+	seenRevision(&b.seen, listObj)
 	return nil
 }
 
@@ -125,7 +134,16 @@ func (b *boundedHistory) Watch(ctx context.Context, key string, opts storage.Lis
 		// MinInterval per resource.
 		go debug.FreeOSMemory()
 	}
-	go hw.run(b.observe, b.slim.slim)
+	go hw.run(func(ev watch.Event) {
+		if ev.Type != watch.Error {
+			obj := ev.Object
+			if t, ok := obj.(storage.WatchEventWithRecordTime); ok {
+				obj = t.Unwrap()
+			}
+			seenRevision(&b.seen, obj)
+		}
+		b.observe(ev)
+	}, b.slim.slim)
 	return hw, nil
 }
 

@@ -80,6 +80,7 @@ func retryingStorage(cached bool, history HistoryLimit, clk clock.Clock) generic
 		return delegator, func() {
 			once.Do(func() {
 				history.Shares.unregister(config.GroupResource, source)
+				history.Progress.unregister(source)
 				delegator.Stop()
 				cacher.Stop()
 				destroy()

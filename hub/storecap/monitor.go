@@ -32,6 +32,11 @@ type Config struct {
 	// Clock drives the polls and the gaps between compactions and
 	// defragmentations.
 	Clock clock.WithTicker
+	// SafeRevision, if set, is the least revision every watch cache has
+	// read (hub/storage CacheProgress). The monitor compacts past it only
+	// when etcd nears its quota: a cache whose watch is compacted past
+	// relists and closes every watch of its resource.
+	SafeRevision func() int64
 }
 
 // Recorder is told of crossings and disarms, to record them as Events.
@@ -209,21 +214,21 @@ func (m *Monitor) Sync(ctx context.Context) error {
 		// are compacted away at the next poll rather than after five:
 		// their revisions would otherwise grow the file.
 		((r.inUse >= m.hw/2 || r.size >= m.hw/2) && rewrites >= m.cfg.Quota/100)
-	if over && r.rev > m.lastCompactRev && gap(m.lastCompact, compactGap) {
-		if err := m.compact(ctx, r.rev); err != nil {
+	if target := m.safe(r.rev, alarm || r.size >= m.fileMark); over && target > m.lastCompactRev && gap(m.lastCompact, compactGap) {
+		if err := m.compact(ctx, target); err != nil {
 			return err
 		}
 		m.lastCompact = now
 		if r, err = m.measure(ctx); err != nil {
 			return err
 		}
-	} else if (over || pressure) && m.lastRev > m.lastCompactRev && gap(m.lastReclaim, 1) {
+	} else if target := m.safe(m.lastRev, false); (over || pressure) && target > m.lastCompactRev && gap(m.lastReclaim, 1) {
 		// Before refusing anybody, reclaim what rewrites replaced: compact
 		// to the revision the previous poll saw, at most once a poll. The
 		// watch caches keep that poll's history (one compacted past would
 		// relist, closing every watch of its resource), and the
 		// compaction's cost follows the rewrites the tenant paid for.
-		if err := m.compact(ctx, m.lastRev); err != nil {
+		if err := m.compact(ctx, target); err != nil {
 			return err
 		}
 		m.lastReclaim = now
@@ -237,8 +242,8 @@ func (m *Monitor) Sync(ctx context.Context) error {
 		// review row 29) took the store from 36 MB to its mark in 45 s
 		// within her byte ceiling. From half the mark on, history older
 		// than one gap is compacted away, so rewrites cannot pile up.
-		if m.checkpoint > m.lastCompactRev {
-			if err := m.compact(ctx, m.checkpoint); err != nil {
+		if target := m.safe(m.checkpoint, false); target > m.lastCompactRev {
+			if err := m.compact(ctx, target); err != nil {
 				return err
 			}
 			if r, err = m.measure(ctx); err != nil {
@@ -291,6 +296,16 @@ func (m *Monitor) Sync(ctx context.Context) error {
 		m.record("Normal", "StoreBelowHighWater", fmt.Sprintf("The hub's store is below its high-water mark again: %d of %d bytes in use; writes are accepted", r.inUse, m.cfg.Quota))
 	}
 	return nil
+}
+
+// safe bounds a compaction's revision by what every watch cache has
+// read, unless the store is in danger (a NOSPACE alarm, or a file past
+// its mark), where not filling comes first.
+func (m *Monitor) safe(rev int64, danger bool) int64 {
+	if danger || m.cfg.SafeRevision == nil {
+		return rev
+	}
+	return min(rev, m.cfg.SafeRevision())
 }
 
 // rotate starts a new count of admitted writes once a poll has measured
