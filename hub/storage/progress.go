@@ -1,12 +1,11 @@
 package storage
 
 import (
-	"strconv"
 	"sync"
 	"sync/atomic"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/storage"
 )
 
 // CacheProgress knows how far every watch cache has read etcd: the
@@ -64,14 +63,11 @@ func (p *CacheProgress) Safe() int64 {
 
 // seenRevision records the revision an event from etcd carries.
 func seenRevision(seen *atomic.Int64, obj runtime.Object) {
-	m, err := meta.Accessor(obj)
+	u, err := storage.APIObjectVersioner{}.ObjectResourceVersion(obj)
 	if err != nil {
 		return
 	}
-	rv, err := strconv.ParseInt(m.GetResourceVersion(), 10, 64)
-	if err != nil {
-		return
-	}
+	rv := int64(u)
 	for {
 		cur := seen.Load()
 		if rv <= cur || seen.CompareAndSwap(cur, rv) {
