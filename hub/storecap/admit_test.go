@@ -1,6 +1,10 @@
 package storecap
 
 import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -57,4 +61,59 @@ func TestNewWrite(t *testing.T) {
 			t.Errorf("newWrite(%d, %d) = %+v, want growth %d rewrite %d", tc.size, tc.old, w, tc.growth, tc.rewrite)
 		}
 	}
+}
+
+// Rewrites (admitted as such) of a large object, 6 per poll, on a real
+// etcd: the monitor compacts them away at the next poll, never past the
+// revision the watch caches have read, and no write is refused while the
+// caches keep up.
+func TestMonitorCompactsRewritesUpToTheCaches(t *testing.T) {
+	ctx := context.Background()
+	e, c := startEtcd(t)
+	m, clk, events := newTestMonitor(e, c)
+	var safe atomic.Int64
+	m.cfg.SafeRevision = safe.Load
+	val := strings.Repeat("z", 512<<10)
+	// Half the mark of live data: the careful zone.
+	for i := 0; i < testQuota/2/len(val); i++ {
+		if _, err := c.Put(ctx, fmt.Sprintf("/live/%d", i), val); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !m.careful() {
+		t.Fatalf("not careful: %+v", m.State())
+	}
+	for poll := 0; poll < 8; poll++ {
+		for i := 0; i < 6; i++ {
+			if !m.admitWrite(newWrite(int64(len(val)), int64(len(val))), true) {
+				if poll < 6 {
+					t.Fatalf("poll %d: rewrite %d refused: %+v", poll, i, m.State())
+				}
+				continue
+			}
+			resp, err := c.Put(ctx, "/live/0", val+fmt.Sprint(poll, i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if poll < 6 {
+				// The caches keep up for six polls, then stop.
+				safe.Store(resp.Header.Revision)
+			}
+		}
+		time.Sleep(etcdBatchInterval)
+		clk.Step(time.Second)
+		if err := m.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if m.lastCompactRev > safe.Load() {
+			t.Fatalf("poll %d: compacted to %d past the caches' %d", poll, m.lastCompactRev, safe.Load())
+		}
+	}
+	if m.lastCompactRev == 0 {
+		t.Fatal("never compacted")
+	}
+	_ = events
 }
