@@ -179,6 +179,18 @@ func store2RewriteLoop(t *testing.T, e *attackEnv) {
 		e.mustReq(t, http.StatusCreated, "", "mallory", http.MethodPost, p[:i], "", bigConfigMap(p[i+1:]))
 	}
 	victorCMs := cmPath("/clusters/{victorHome}")
+	// The fill is growth the hub counted as it admitted it: until two
+	// polls have measured it, it also counts in the estimate. The attack
+	// starts on a store that measured it and refuses nobody (the
+	// reviewer's was half used and quiet).
+	eventually(t, time.Minute, func() error {
+		code, body := e.req("victor", http.MethodPost, victorCMs, "", cmJSON(fmt.Sprintf("before-%d", time.Now().UnixNano())))
+		if code != http.StatusCreated {
+			return fmt.Errorf("victor's create before the attack: %d %.200s", code, body)
+		}
+		return nil
+	})
+	time.Sleep(5 * time.Second) // two polls of 2 s: pacing, not an assertion
 	w := r24bOpenWatch(t, e, "victor", victorCMs+"?watch=true&timeoutSeconds=1800&resourceVersion="+r24bListRV(t, e))
 
 	t.Run("C-C/a rewrite loop of big objects neither refuses victor's writes nor closes his watch", func(t *testing.T) {
