@@ -357,15 +357,25 @@ func TestAttackLimitsStore2Held(t *testing.T) {
 	t.Run("r24c:30/event floods at the quota leave victor's operations alone", func(t *testing.T) {
 		// She fills her tenant's 16 MiB first.
 		mc := cmPath("/clusters/{malloryHome}")
+		// Big ConfigMaps, then smaller ones, until even an empty one
+		// does not fit.
 		full := false
-		for i := 0; i < 40 && !full; i++ {
-			code, body := e.req("mallory", http.MethodPost, mc, "", bigConfigMap(fmt.Sprintf("fill-%d", i)))
+		for i, size := 0, bigValue; i < 400 && !full; i++ {
+			body := cmJSON(fmt.Sprintf("fill-%d", i))
+			if size > 0 {
+				body = fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"fill-%d"},"data":{"k":%q}}`, i, strings.Repeat("x", size))
+			}
+			code, resp := e.req("mallory", http.MethodPost, mc, "", body)
 			switch {
 			case code == http.StatusCreated:
-			case code == http.StatusForbidden && strings.Contains(body, "exceeded quota"):
-				full = true
+			case code == http.StatusForbidden && strings.Contains(resp, "exceeded quota"):
+				if full = size == 0; size < 1000 {
+					size = 0
+				} else {
+					size /= 10
+				}
 			default:
-				t.Fatalf("fill-%d: %d %.300s", i, code, body)
+				t.Fatalf("fill-%d: %d %.300s", i, code, resp)
 			}
 		}
 		if !full {
