@@ -15,7 +15,7 @@ import (
 // previous value is gone) and the cache relists, closing every watch of
 // its resource, everybody's: the hub's store monitor (hub/storecap)
 // compacts for rewrites only up to Safe. Quiet caches move on with the
-// progress notifications etcd sends every few seconds (the embedded
+// progress notifications etcd sends every second (the embedded
 // member is configured so; see hub/etcd).
 type CacheProgress struct {
 	mu     sync.Mutex
