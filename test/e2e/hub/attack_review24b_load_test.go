@@ -263,7 +263,6 @@ func r24bLoadRows(slow []net.Conn) []r24Row {
 					t.Errorf("victor's list lacks %s", name)
 				}
 			}
-			e.mustReq(t, http.StatusOK, "", "mallory", http.MethodDelete, mc+"/r24b-churn", "", "")
 		}},
 		{id: "r24b:31", what: "connections that never finish their headers are closed by the hub", run: func(t *testing.T, e *attackEnv) {
 			closed := 0
