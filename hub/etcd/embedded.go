@@ -94,6 +94,11 @@ func StartEmbeddedWithQuota(ctx context.Context, dir string, quotaBytes int64) (
 	cfg.AutoCompactionMode = "periodic"
 	cfg.AutoCompactionRetention = "1h"
 	cfg.QuotaBackendBytes = quotaBytes
+	// Watches that asked for progress notifications (the watch caches')
+	// hear of the current revision every second even on a quiet
+	// resource: the hub's store monitor compacts only up to what every
+	// cache has read (hub/storage CacheProgress).
+	cfg.WatchProgressNotifyInterval = time.Second
 	// etcd keeps this many applied raft entries in memory for slow
 	// followers (default 5,000: with 1 MB values, GBs of heap held after
 	// they were deleted, issue 24). A single member has no followers.

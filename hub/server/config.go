@@ -224,7 +224,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	// APIService writes: who may make one route where (hub/aggregation).
 	gc.AdmissionControl = admission.NewChainHandler(extra.NamespaceLifecycle, wstorage.NewDryRunStamp(globalResources()),
 		aggregation.NewAdmission(extra.Catalog.Enabled), extra.Quota.admission, extra.Quota.events,
-		o.storeAdmission(extra.Store), extra.ResourceQuota, extra.Quota.accountant.WriteAdmission())
+		o.historyAdmission(&extra), o.storeAdmission(extra.Store), extra.ResourceQuota, extra.Quota.accountant.WriteAdmission())
 
 	if err := o.SecureServing.ApplyTo(&gc.SecureServing, &gc.LoopbackClientConfig); err != nil {
 		return nil, err

@@ -73,6 +73,10 @@ type Options struct {
 	// WatchCacheHistoryBytes bounds the deleted and replaced objects each
 	// watch cache keeps in its event history (hub/storage history.go).
 	WatchCacheHistoryBytes int64
+	// historyShares is each tenant's share of that bound (history.go).
+	historyShares *wstorage.HistoryShares
+	// cacheProgress is how far each watch cache has read (history.go).
+	cacheProgress *wstorage.CacheProgress
 
 	// EventTTL is how long events are kept (--event-ttl, as kube-apiserver).
 	EventTTL time.Duration
@@ -222,5 +226,5 @@ func ptrTo[T any](v T) *T { return &v }
 
 // watchCacheHistory is the bound on each watch cache's event history.
 func (o *Options) watchCacheHistory() wstorage.HistoryLimit {
-	return wstorage.HistoryLimit{Bytes: o.WatchCacheHistoryBytes, Grace: wstorage.DefaultHistoryGrace, MinInterval: wstorage.DefaultHistoryMinInterval}
+	return wstorage.HistoryLimit{Bytes: o.WatchCacheHistoryBytes, Grace: wstorage.DefaultHistoryGrace, MinInterval: wstorage.DefaultHistoryMinInterval, Shares: o.historyShareTable(), Progress: o.cacheProgressTable()}
 }

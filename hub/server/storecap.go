@@ -22,6 +22,8 @@ func (o *Options) newStoreMonitor(ctx context.Context, extra *ExtraConfig) *stor
 		Interval:  o.Store.PollInterval,
 		Defrag:    o.Store.DefragExternal,
 		Clock:     clock.RealClock{},
+		// Compactions for rewrites stop where a watch cache is.
+		SafeRevision: o.cacheProgressTable().Safe,
 	}
 	if extra.Embedded != nil {
 		cfg.Quota, cfg.Defrag = extra.Embedded.QuotaBytes, true

@@ -52,4 +52,9 @@
 // it again: the guard hands the object it checked to the store's decode of
 // the same bytes (handoff.go), so the object served is the object checked;
 // when the hand-off misses, the store decodes the bytes itself as before.
+//
+// A watch cache's history of replaced and deleted objects is bounded
+// (history.go) and attributed to tenants (historyshare.go): one tenant's
+// rewrites of large objects get 429 once her share is used, so that she
+// alone cannot make the cache relist and close everybody's watches.
 package storage

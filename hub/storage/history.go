@@ -5,6 +5,7 @@ import (
 	"io"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -35,6 +36,11 @@ import (
 type HistoryLimit struct {
 	// Bytes is the bound; 0 disables it.
 	Bytes int64
+	// Shares, if set, attributes the history to tenants and bounds each
+	// one's share (historyshare.go).
+	Shares *HistoryShares
+	// Progress, if set, learns how far each cache has read (progress.go).
+	Progress *CacheProgress
 	// Grace is how long the estimate must stay over Bytes: a burst of
 	// deletes is over, and the relist does not come in its middle.
 	Grace time.Duration
@@ -70,6 +76,9 @@ type boundedHistory struct {
 	// released is set when the hub ended the cache's watch; the next
 	// Watch comes after the relist replaced the history.
 	released bool
+	// seen is the revision of the last event or bookmark the cache read
+	// from etcd (progress.go).
+	seen atomic.Int64
 }
 
 func newBoundedHistory(s storage.Interface, gr schema.GroupResource, codec runtime.Codec, fresh time.Duration, limit HistoryLimit, c clock.Clock, slim slimmer) *boundedHistory {
@@ -79,7 +88,17 @@ func newBoundedHistory(s storage.Interface, gr schema.GroupResource, codec runti
 	if !ok {
 		clk = clock.RealClock{}
 	}
-	return &boundedHistory{Interface: s, gr: gr, codec: codec, limit: limit, clk: clk, slim: slim, ring: newHistoryRing(fresh)}
+	b := &boundedHistory{Interface: s, gr: gr, codec: codec, limit: limit, clk: clk, slim: slim, ring: newHistoryRing(fresh)}
+	limit.Shares.register(gr, b)
+	limit.Progress.register(b)
+	return b
+}
+
+// heldBy is what tenant's objects take in the history.
+func (b *boundedHistory) heldBy(tenant string) int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.ring.byOwner[tenant]
 }
 
 // GetList is the cache's (re)list: it empties the cache's history.
@@ -91,6 +110,8 @@ func (b *boundedHistory) GetList(ctx context.Context, key string, opts storage.L
 	b.ring.reset()
 	b.overSince = time.Time{}
 	b.mu.Unlock()
+	// The cache has read everything up to its list.
+	seenRevision(&b.seen, listObj)
 	return nil
 }
 
@@ -113,7 +134,16 @@ func (b *boundedHistory) Watch(ctx context.Context, key string, opts storage.Lis
 		// MinInterval per resource.
 		go debug.FreeOSMemory()
 	}
-	go hw.run(b.observe, b.slim.slim)
+	go hw.run(func(ev watch.Event) {
+		if ev.Type != watch.Error {
+			obj := ev.Object
+			if t, ok := obj.(storage.WatchEventWithRecordTime); ok {
+				obj = t.Unwrap()
+			}
+			seenRevision(&b.seen, obj)
+		}
+		b.observe(ev)
+	}, b.slim.slim)
 	return hw, nil
 }
 
@@ -123,10 +153,10 @@ func (b *boundedHistory) observe(ev watch.Event) {
 		return
 	}
 	var dead int64
+	obj := ev.Object
 	switch ev.Type {
 	case watch.Added:
 	case watch.Modified, watch.Deleted:
-		obj := ev.Object
 		if t, ok := obj.(storage.WatchEventWithRecordTime); ok {
 			obj = t.Unwrap()
 		}
@@ -134,10 +164,14 @@ func (b *boundedHistory) observe(ev watch.Event) {
 	default: // bookmarks and errors are not kept
 		return
 	}
+	var owner string
+	if dead > 0 {
+		owner = b.limit.Shares.ownerOf(obj)
+	}
 	now := b.clk.Now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.ring.add(now, dead)
+	b.ring.addFor(now, dead, owner)
 	if b.ring.total <= b.limit.Bytes {
 		b.overSince = time.Time{}
 		return

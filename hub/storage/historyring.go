@@ -31,11 +31,15 @@ type historyRing struct {
 	entries    []historyEntry
 	start, end int
 	total      int64
+	// byOwner sums dead by the tenant the entries are attributed to
+	// (historyshare.go); entries of no known tenant are not in it.
+	byOwner map[string]int64
 }
 
 type historyEntry struct {
-	at   time.Time
-	dead int64
+	at    time.Time
+	dead  int64
+	owner string
 }
 
 // Upstream's bounds (watch_cache_history.go: defaultLowerBoundCapacity,
@@ -62,7 +66,22 @@ func (r *historyRing) full() bool { return r.end == r.start+r.capacity }
 func (r *historyRing) at(i int) historyEntry { return r.entries[i%r.capacity] }
 
 // add records one event seen at now that keeps dead bytes reachable.
-func (r *historyRing) add(now time.Time, dead int64) {
+func (r *historyRing) add(now time.Time, dead int64) { r.addFor(now, dead, "") }
+
+// drop forgets the oldest entry.
+func (r *historyRing) drop() {
+	e := r.at(r.start)
+	r.total -= e.dead
+	if e.owner != "" && e.dead != 0 {
+		if r.byOwner[e.owner] -= e.dead; r.byOwner[e.owner] <= 0 {
+			delete(r.byOwner, e.owner)
+		}
+	}
+	r.start++
+}
+
+// addFor is add, attributing the dead bytes to owner ("" for none).
+func (r *historyRing) addFor(now time.Time, dead int64, owner string) {
 	switch {
 	case r.full() && now.Sub(r.at(r.start).at) < r.fresh:
 		r.resize(min(r.capacity*2, r.upper))
@@ -70,20 +89,25 @@ func (r *historyRing) add(now time.Time, dead int64) {
 		r.resize(max(r.capacity/2, r.lower))
 	}
 	if r.full() {
-		r.total -= r.at(r.start).dead
-		r.start++
+		r.drop()
 	}
-	r.entries[r.end%r.capacity] = historyEntry{at: now, dead: dead}
+	r.entries[r.end%r.capacity] = historyEntry{at: now, dead: dead, owner: owner}
 	r.end++
 	r.total += dead
+	if owner != "" && dead != 0 {
+		if r.byOwner == nil {
+			r.byOwner = map[string]int64{}
+		}
+		r.byOwner[owner] += dead
+	}
 }
 
 func (r *historyRing) resize(capacity int) {
 	if capacity == r.capacity {
 		return
 	}
-	for ; r.end-r.start > capacity; r.start++ {
-		r.total -= r.at(r.start).dead
+	for r.end-r.start > capacity {
+		r.drop()
 	}
 	entries := make([]historyEntry, capacity)
 	for i := r.start; i < r.end; i++ {
@@ -96,4 +120,5 @@ func (r *historyRing) resize(capacity int) {
 func (r *historyRing) reset() {
 	r.start = r.end
 	r.total = 0
+	r.byOwner = nil
 }

@@ -15,5 +15,11 @@ var skippedObjects = metrics.NewCounterVec(&metrics.CounterOpts{
 
 func init() {
 	// legacyregistry is the registry the apiserver's /metrics serves.
-	legacyregistry.MustRegister(skippedObjects)
+	legacyregistry.MustRegister(skippedObjects, historyRefusals)
 }
+
+var historyRefusals = metrics.NewCounter(&metrics.CounterOpts{
+	Name:           "wharf_watch_cache_history_refusals_total",
+	Help:           "Writes of large objects refused (429) because their tenant's share of the resource's watch cache history was used.",
+	StabilityLevel: metrics.ALPHA,
+})

@@ -78,7 +78,13 @@ func retryingStorage(cached bool, history HistoryLimit, clk clock.Clock) generic
 		delegator := cacherstorage.NewCacheDelegator(cacher, s)
 		var once sync.Once
 		return delegator, func() {
-			once.Do(func() { delegator.Stop(); cacher.Stop(); destroy() })
+			once.Do(func() {
+				history.Shares.unregister(config.GroupResource, source)
+				history.Progress.unregister(source)
+				delegator.Stop()
+				cacher.Stop()
+				destroy()
+			})
 		}, nil
 	}
 }

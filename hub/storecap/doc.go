@@ -47,7 +47,13 @@
 //     through at most one request past the mark between polls. The size
 //     is hub/quota's measure of the write (what etcd will store, taken
 //     once per request and reused to charge it), or the object's JSON
-//     size for resources hub/quota does not count.
+//     size for resources hub/quota does not count. An update counts only
+//     by how much it enlarges the object: the revision it replaces is
+//     reclaimable, counted apart, and makes the monitor compact to the
+//     previous poll's revision (at most once a poll) instead of refusing
+//     (admit.go; outside review 3, C-C). A tenant's rewrite loop is
+//     bounded by her write fairness, traffic budget and share of the
+//     watch cache history, not by a refusal that hits everyone.
 //   - Deletes are never refused, nor updates of an object that is being
 //     deleted (they remove finalizers, which a deletion needs). Requests
 //     that persist nothing (access and token reviews) are not writes.

@@ -23,12 +23,13 @@ var (
 	compactions  = counter("wharf_store_compactions_total", "Compactions to the current revision made by the store monitor.")
 	defrags      = counter("wharf_store_defrags_total", "Defragmentations of an etcd member made by the store monitor.")
 	alarmDisarms = counter("wharf_store_alarm_disarms_total", "NOSPACE alarms the store monitor disarmed.")
+	reclaims     = counter("wharf_store_rewrite_compactions_total", "Compactions to the previous poll's revision made because replaced revisions (rewrites) neared the high-water mark.")
 	pollErrors   = counter("wharf_store_poll_errors_total", "Failed reads of etcd's status or alarms.")
 )
 
 func init() {
 	// legacyregistry is the registry the apiserver's /metrics serves.
-	legacyregistry.MustRegister(quotaBytes, sizeBytes, inUseBytes, highWater, nospace, refused, compactions, defrags, alarmDisarms, pollErrors)
+	legacyregistry.MustRegister(quotaBytes, sizeBytes, inUseBytes, highWater, nospace, refused, compactions, defrags, alarmDisarms, reclaims, pollErrors)
 }
 
 func b2f(b bool) float64 {

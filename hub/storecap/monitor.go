@@ -32,6 +32,11 @@ type Config struct {
 	// Clock drives the polls and the gaps between compactions and
 	// defragmentations.
 	Clock clock.WithTicker
+	// SafeRevision, if set, is the least revision every watch cache has
+	// read (hub/storage CacheProgress). The monitor compacts past it only
+	// when etcd nears its quota: a cache whose watch is compacted past
+	// relists and closes every watch of its resource.
+	SafeRevision func() int64
 }
 
 // Recorder is told of crossings and disarms, to record them as Events.
@@ -66,7 +71,12 @@ type Monitor struct {
 	// previous those admitted in the interval before it: etcd commits in
 	// batches, so a poll may not see a write admitted just before it.
 	pending, previous atomic.Int64
-	recorder          atomic.Pointer[Recorder]
+	// pendRewrites and prevRewrites are the same for the bytes of
+	// replaced revisions (admit.go).
+	pendRewrites, prevRewrites atomic.Int64
+	recorder                   atomic.Pointer[Recorder]
+	// kicks asks Run for a poll before the next tick (admit.go).
+	kicks chan struct{}
 
 	mu             sync.Mutex // serialises Sync
 	lastCompactRev int64
@@ -77,6 +87,10 @@ type Monitor struct {
 	checkpoint int64
 	lastDefrag time.Time
 	lastRotate time.Time
+	// lastRev is the revision the previous poll saw, and lastReclaim
+	// when the monitor last compacted to it for rewrites.
+	lastRev     int64
+	lastReclaim time.Time
 }
 
 // compactGap and defragGap, in polls, bound how often the monitor
@@ -92,7 +106,7 @@ func New(cfg Config) *Monitor {
 		cfg.Clock = clock.RealClock{}
 	}
 	hw := int64(float64(cfg.Quota) * cfg.HighWater)
-	m := &Monitor{cfg: cfg, hw: hw, low: hw - cfg.Quota/20, fileMark: hw + (cfg.Quota-hw)/2}
+	m := &Monitor{cfg: cfg, hw: hw, low: hw - cfg.Quota/20, fileMark: hw + (cfg.Quota-hw)/2, kicks: make(chan struct{}, 1)}
 	m.state.Store(&State{})
 	quotaBytes.Set(float64(cfg.Quota))
 	return m
@@ -124,6 +138,15 @@ func (m *Monitor) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C():
+		case <-m.kicks:
+			// Rewrites near the mark asked for a poll; a kick is taken
+			// at most every quarter of a poll, so they cannot make the
+			// monitor spin (compactions have their own gap).
+			select {
+			case <-ctx.Done():
+				return
+			case <-m.cfg.Clock.After(max(m.cfg.Interval/4, 100*time.Millisecond)):
+			}
 		}
 	}
 }
@@ -168,6 +191,8 @@ func (m *Monitor) Sync(ctx context.Context) error {
 		return err
 	}
 	now := m.cfg.Clock.Now()
+	m.rotate(now)
+	firstRev := r.rev
 	alarm := len(r.alarms) > 0
 	gap := func(last time.Time, polls int) bool {
 		return last.IsZero() || now.Sub(last) >= time.Duration(polls)*m.cfg.Interval
@@ -180,22 +205,45 @@ func (m *Monitor) Sync(ctx context.Context) error {
 	if m.state.Load().High {
 		mark = m.low
 	}
-	if (alarm || r.inUse >= mark || r.size >= m.hw) && r.rev > m.lastCompactRev && gap(m.lastCompact, compactGap) {
-		if err := m.compact(ctx, r.rev); err != nil {
+	over := alarm || r.inUse >= mark || r.size >= m.hw
+	// Replaced revisions admitted since the last polls would take the
+	// store to its mark (admit.go kicked this poll).
+	growth, rewrites := m.previous.Load()+m.pending.Load(), m.prevRewrites.Load()+m.pendRewrites.Load()
+	pressure := r.inUse+growth+rewrites >= m.hw || r.size+growth+max(rewrites-max(r.size-r.inUse, 0), 0) >= m.fileMark ||
+		// In the careful zone, rewrites worth a hundredth of the quota
+		// are compacted away at the next poll rather than after five:
+		// their revisions would otherwise grow the file.
+		((r.inUse >= m.hw/2 || r.size >= m.hw/2) && rewrites >= m.cfg.Quota/100)
+	if target := m.safe(r.rev, alarm || r.size >= m.fileMark); over && target > m.lastCompactRev && gap(m.lastCompact, compactGap) {
+		if err := m.compact(ctx, target); err != nil {
 			return err
 		}
 		m.lastCompact = now
 		if r, err = m.measure(ctx); err != nil {
 			return err
 		}
+	} else if target := m.safe(m.lastRev, false); (over || pressure) && target > m.lastCompactRev && gap(m.lastReclaim, 1) {
+		// Before refusing anybody, reclaim what rewrites replaced: compact
+		// to the revision the previous poll saw, at most once a poll. The
+		// watch caches keep that poll's history (one compacted past would
+		// relist, closing every watch of its resource), and the
+		// compaction's cost follows the rewrites the tenant paid for.
+		if err := m.compact(ctx, target); err != nil {
+			return err
+		}
+		m.lastReclaim = now
+		if r, err = m.measure(ctx); err != nil {
+			return err
+		}
+		reclaims.Inc()
 	} else if r.inUse >= m.hw/2 && gap(m.lastCompact, compactGap) {
 		// Old revisions count in dbSizeInUse but in no tenant's quota:
 		// one tenant rewriting a few large objects in a loop (outside
 		// review row 29) took the store from 36 MB to its mark in 45 s
 		// within her byte ceiling. From half the mark on, history older
 		// than one gap is compacted away, so rewrites cannot pile up.
-		if m.checkpoint > m.lastCompactRev {
-			if err := m.compact(ctx, m.checkpoint); err != nil {
+		if target := m.safe(m.checkpoint, false); target > m.lastCompactRev {
+			if err := m.compact(ctx, target); err != nil {
 				return err
 			}
 			if r, err = m.measure(ctx); err != nil {
@@ -228,12 +276,7 @@ func (m *Monitor) Sync(ctx context.Context) error {
 	prev := m.state.Load()
 	high := alarm || r.inUse >= m.hw || r.size >= m.fileMark || (prev.High && r.inUse >= m.low)
 	m.state.Store(&State{Known: true, Size: r.size, InUse: r.inUse, Alarm: alarm, High: high})
-	// A write is counted for at least a second and one poll: etcd
-	// commits every 100 ms, and a poll may not see what it admitted.
-	if now.Sub(m.lastRotate) >= max(m.cfg.Interval, time.Second) {
-		m.previous.Store(m.pending.Swap(0))
-		m.lastRotate = now
-	}
+	m.lastRev = firstRev
 	sizeBytes.Set(float64(r.size))
 	inUseBytes.Set(float64(r.inUse))
 	highWater.Set(b2f(high))
@@ -253,6 +296,29 @@ func (m *Monitor) Sync(ctx context.Context) error {
 		m.record("Normal", "StoreBelowHighWater", fmt.Sprintf("The hub's store is below its high-water mark again: %d of %d bytes in use; writes are accepted", r.inUse, m.cfg.Quota))
 	}
 	return nil
+}
+
+// safe bounds a compaction's revision by what every watch cache has
+// read, unless the store is in danger (a NOSPACE alarm, or a file past
+// its mark), where not filling comes first.
+func (m *Monitor) safe(rev int64, danger bool) int64 {
+	if danger || m.cfg.SafeRevision == nil {
+		return rev
+	}
+	return min(rev, m.cfg.SafeRevision())
+}
+
+// rotate starts a new count of admitted writes once a poll has measured
+// the store. A write is counted for at least a second and one poll: etcd
+// commits every 100 ms, and a poll may not see what it admitted. It runs
+// right after the measure, before any compaction or defragmentation: a
+// slow one must not make the writes admitted meanwhile pile up.
+func (m *Monitor) rotate(now time.Time) {
+	if now.Sub(m.lastRotate) >= max(m.cfg.Interval, time.Second) {
+		m.previous.Store(m.pending.Swap(0))
+		m.prevRewrites.Store(m.pendRewrites.Swap(0))
+		m.lastRotate = now
+	}
 }
 
 func (m *Monitor) compact(ctx context.Context, rev int64) error {
@@ -294,43 +360,4 @@ func (m *Monitor) record(eventtype, reason, message string) {
 	if r := m.recorder.Load(); r != nil {
 		(*r)(eventtype, reason, message)
 	}
-}
-
-// careful reports whether admitted writes should be measured: above
-// half of the mark, in use or in the file, where a burst between two
-// polls could pass it.
-func (m *Monitor) careful() bool {
-	st := m.state.Load()
-	return st.Known && (st.InUse >= m.hw/2 || st.Size >= m.hw/2)
-}
-
-// admit reports whether a write of about size bytes may go through, and
-// counts it toward the estimate if so.
-func (m *Monitor) admit(size int64, count bool) bool {
-	st := m.state.Load()
-	if st.High {
-		return false
-	}
-	if !st.Known || size == 0 {
-		return true
-	}
-	recent := m.previous.Load() + m.pending.Load() + size
-	if st.InUse+recent >= m.hw {
-		return false
-	}
-	// The file is what etcd's quota counts. Free pages inside it may take
-	// a write, or may not (a large value needs contiguous pages, and pages
-	// freed under an open read stay taken), so between two polls every
-	// admitted byte is assumed to grow it: near the file mark this bounds
-	// the burst per poll, not the total, since each poll measures again.
-	// A 256 MiB external store without defragmentation reached 299 MiB and
-	// NOSPACE in the noisy-neighbour benchmark with the file checked only
-	// at the poll.
-	if st.Size+recent >= m.fileMark {
-		return false
-	}
-	if count {
-		m.pending.Add(size)
-	}
-	return true
 }
