@@ -1,7 +1,9 @@
 package tenantfilter
 
 import (
+	"fmt"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,9 +29,14 @@ func TestHarnessFixture(t *testing.T) {
 	if _, err := alice.CoreV1().Namespaces().List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
 		t.Fatalf("alice listing namespaces directly: %v, want Forbidden", err)
 	}
-	if _, err := alice.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{}); err != nil {
-		t.Fatalf("alice in her tenant namespace: %v", err)
-	}
+	// kube-apiserver's RBAC authorizer reads bindings from an informer:
+	// on a loaded machine the new RoleBinding takes a moment to apply.
+	eventually(t, time.Minute, func() error {
+		if _, err := alice.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{}); err != nil {
+			return fmt.Errorf("alice in her tenant namespace: %w", err)
+		}
+		return nil
+	})
 	if _, err := alice.CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
 		t.Fatalf("alice in default: %v, want Forbidden", err)
 	}
