@@ -123,6 +123,13 @@ func TestThrottle(t *testing.T) {
 					if got := w.Header().Get("Retry-After"); got == "" || (s.retryAfter != "" && got != s.retryAfter) {
 						t.Errorf("step %d: Retry-After %q, want %q", i, got, s.retryAfter)
 					}
+					// Answered at once, it takes its connection with it
+					// (fourth outside review, attempts 7 and 8).
+					if got := w.Header().Get("Connection"); got != "close" {
+						t.Errorf("step %d: Connection %q, want close", i, got)
+					}
+				} else if got := w.Header().Get("Connection"); got != "" {
+					t.Errorf("step %d: %d with Connection %q", i, w.Code, got)
 				}
 			}
 		})

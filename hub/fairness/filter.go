@@ -122,6 +122,9 @@ func (f Filter) WithProviderLimit(handler http.Handler, s runtime.NegotiatedSeri
 			handler.ServeHTTP(rw, r)
 		})
 		if !served {
+			if st.closeConn {
+				w.Header().Set("Connection", "close")
+			}
 			tooMany(w, r, s, schema.GroupVersion{})
 		}
 	})

@@ -47,6 +47,9 @@ type state struct {
 	// forbidden, when set, runs once before a 403 is written: it paces
 	// the tenant's denials (denials.go) while the request holds its seat.
 	forbidden func()
+	// closeConn asks the client to reconnect with the 429: set when the
+	// refusal could not be held (tarpit.go).
+	closeConn bool
 	// cpu is the request's turns of CPU-heavy work (cpu.go): given back
 	// around each write and read. Nil for watches and exempt callers.
 	cpu *hold
@@ -59,6 +62,20 @@ func stateFrom(ctx context.Context) *state {
 		return st
 	}
 	return &state{}
+}
+
+// closeUnless marks the refusal to close its connection unless it was
+// held. A refusal past the hold bounds is otherwise answered at once, and
+// a client that sends again the moment a 429 comes got 4,000-5,000 of them
+// a second on kept-alive connections (fourth outside review, attempt 1:
+// 600 workers; the hub's CPU went to answering them and it missed its
+// lease renewals). Closed, each further refusal costs the client a new
+// connection, whose TLS handshake is metered (conns.go). HTTP/2 reads the
+// header as a GOAWAY.
+func (st *state) closeUnless(held bool) {
+	if !held {
+		st.closeConn = true
+	}
 }
 
 func (st *state) refuse(info *request.RequestInfo) {
@@ -119,6 +136,9 @@ func (w *refusalWriter) WriteHeader(code int) {
 		h := w.ResponseWriter.Header()
 		h.Del("Content-Type")
 		h.Del("X-Content-Type-Options")
+		if w.st.closeConn {
+			h.Set("Connection", "close")
+		}
 		tooMany(w.ResponseWriter, w.r, w.s, w.st.gv)
 		return
 	}

@@ -38,14 +38,27 @@ func TestControllerHoldsRefusals(t *testing.T) {
 	for c.tarpit.holding() != 2 {
 		time.Sleep(time.Millisecond)
 	}
-	refusedWith429(t, "a third refusal, past the bound", send(fake.Now()))
-	refusedWith429(t, "a request that arrived a second ago", send(fake.Now().Add(-time.Second)))
+	past := send(fake.Now())
+	refusedWith429(t, "a third refusal, past the bound", past)
+	// Not held, it closes its connection: a client resending at once
+	// must reconnect (fourth outside review, attempt 1).
+	if got := past.w.Header().Get("Connection"); got != "close" {
+		t.Fatalf("a refusal past the bound: Connection %q, want close", got)
+	}
+	late := send(fake.Now().Add(-time.Second))
+	refusedWith429(t, "a request that arrived a second ago", late)
+	if got := late.w.Header().Get("Connection"); got != "" {
+		t.Fatalf("a refusal that waited its second: Connection %q, want none", got)
+	}
 	unanswered(t, "held refusals", held...)
 	fake.Step(time.Second - time.Millisecond)
 	unanswered(t, "held refusals a millisecond before their second", held...)
 	fake.Step(time.Millisecond)
 	for _, s := range held {
 		refusedWith429(t, "held refusal after its second", s)
+		if got := s.w.Header().Get("Connection"); got != "" {
+			t.Fatalf("a held refusal: Connection %q, want none", got)
+		}
 	}
 	if n := c.tarpit.holding(); n != 0 {
 		t.Fatalf("%d refusals still held", n)
