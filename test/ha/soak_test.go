@@ -149,7 +149,10 @@ func soak(t *testing.T, b *bed) {
 			h1, h2 := halves(st, sg.get)
 			record(t, name+" "+sg.name+" mean / slope per min ± 2se", tr)
 			record(t, name+" "+sg.name+" steady halves (mean)", fmt.Sprintf("%.1f → %.1f", h1, h2))
-			if sg.frac > 0 {
+			switch {
+			case sg.frac > 0 && sg.memory && warm < levelOff:
+				record(t, name+" "+sg.name+" not judged", "the steady part starts before "+levelOff.String()+", when memory levels off; make soak judges it")
+			case sg.frac > 0:
 				flat(t, name+" "+sg.name, tr, d-warm, sg.frac)
 			}
 		}
