@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -103,8 +104,16 @@ func (a *Anonymous) WithAnonymousLimit(delegate http.Handler, s runtime.Negotiat
 			return
 		}
 		prefix := login.PrefixOf(client)
-		if a.admit(prefix) {
-			defer a.done(prefix)
+		// An upgrade (an edge agent's pickup, a websocket) becomes a
+		// connection for as long as it lives, and the handler returns
+		// only then: it takes a token of the rate but no place in flight,
+		// which it would hold for its whole life (every live kubectl or
+		// SSH session through an edge). The listener bounds connections.
+		upgrade := httpstream.IsUpgradeRequest(r)
+		if a.admit(prefix, !upgrade) {
+			if !upgrade {
+				defer a.done(prefix)
+			}
 			delegate.ServeHTTP(w, r)
 			return
 		}
@@ -120,18 +129,22 @@ func (a *Anonymous) WithAnonymousLimit(delegate http.Handler, s runtime.Negotiat
 	})
 }
 
-// admit takes a place in flight and a token for prefix.
-func (a *Anonymous) admit(prefix string) bool {
-	a.mu.Lock()
-	if a.inFlight > 0 && (a.running[prefix] >= a.perPrefixMax || a.all >= a.inFlight) {
+// admit takes a token for prefix and, when place, a place in flight.
+func (a *Anonymous) admit(prefix string, place bool) bool {
+	if place {
+		a.mu.Lock()
+		if a.inFlight > 0 && (a.running[prefix] >= a.perPrefixMax || a.all >= a.inFlight) {
+			a.mu.Unlock()
+			return false
+		}
+		a.running[prefix]++
+		a.all++
 		a.mu.Unlock()
-		return false
 	}
-	a.running[prefix]++
-	a.all++
-	a.mu.Unlock()
 	if a.perPrefix != nil && !admitQuiet(a.perPrefix, a.total, prefix) {
-		a.done(prefix)
+		if place {
+			a.done(prefix)
+		}
 		return false
 	}
 	return true

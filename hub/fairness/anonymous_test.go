@@ -106,3 +106,53 @@ func TestAnonymousLimit(t *testing.T) {
 		t.Errorf("after a second: %d, want 200", got)
 	}
 }
+
+// An upgrade without credentials (an edge agent's pickup) holds no place
+// in flight for its life: more live tunnels from one prefix than its
+// places, then an ordinary request from it, are all served; the rate
+// still counts them.
+func TestAnonymousUpgradesHoldNoPlace(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1e9, 0))
+	// Per prefix: 2 in flight, 2/s with a burst of 4.
+	a := NewAnonymous(10, 8, nil, "wharf_session", clk)
+	release := make(chan struct{})
+	entered := make(chan struct{}, 16)
+	h := a.WithAnonymousLimit(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/tunnel" {
+			entered <- struct{}{}
+			<-release
+		}
+		w.WriteHeader(http.StatusOK)
+	}), scheme.NewCodecs(scheme.New()))
+	send := func(path string, upgrade bool) int {
+		r := httptest.NewRequest(http.MethodGet, path, nil)
+		r.RemoteAddr = "192.0.2.1:5555"
+		ctx := context.WithValue(r.Context(), http.LocalAddrContextKey, net.Addr(&net.TCPAddr{IP: net.ParseIP("10.0.0.1"), Port: 443}))
+		r = r.WithContext(request.WithReceivedTimestamp(ctx, clk.Now().Add(-time.Minute)))
+		if upgrade {
+			r.Header.Set("Connection", "Upgrade")
+			r.Header.Set("Upgrade", "websocket")
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w.Code
+	}
+	done := make(chan int, 3)
+	for range 3 {
+		go func() { done <- send("/tunnel", true) }()
+		<-entered
+	}
+	if got := send("/api", false); got != http.StatusOK {
+		t.Errorf("an ordinary request beside three live tunnels from its prefix: %d, want 200", got)
+	}
+	// The four took the prefix's burst: the rate still bounds upgrades.
+	if got := send("/tunnel-again", true); got != http.StatusTooManyRequests {
+		t.Errorf("an upgrade past the prefix's rate: %d, want 429", got)
+	}
+	close(release)
+	for range 3 {
+		if got := <-done; got != http.StatusOK {
+			t.Errorf("tunnel: %d", got)
+		}
+	}
+}
