@@ -124,7 +124,15 @@ var errAbsent = fmt.Errorf("%w: not created", ErrNoHome)
 // Workspace whose index entry exists but whose object is not stored yet is
 // being created by another replica: lookup waits up to patience for it.
 func (m *Manager) lookup(ctx context.Context, store Store, p cluster.Path, name string, patience time.Duration) (workspaces.Info, error) {
-	info, err := m.index.Resolve(ctx, string(p))
+	resolve := m.index.Resolve
+	if patience > 0 {
+		// After AlreadyExists: the index's remembered miss, from the
+		// lookup before this replica's create, predates the other
+		// replica's creation; answering from it reported no home at all
+		// (CI: whoami without a home on one of two replicas).
+		resolve = m.index.ResolveStored
+	}
+	info, err := resolve(ctx, string(p))
 	if errors.Is(err, workspaces.ErrNotFound) {
 		return workspaces.Info{}, errAbsent
 	}

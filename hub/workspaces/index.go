@@ -208,6 +208,20 @@ func (x *Index) Resolve(ctx context.Context, raw string) (Info, error) {
 	return x.misses.resolve(ctx, raw, x.resolveStored)
 }
 
+// ResolveStored is Resolve without the remembered misses: a miss in memory
+// is read from etcd again. It is for the hub's own callers that know the
+// workspace was just stored, possibly by another replica (a create that
+// lost the index transaction with AlreadyExists): Resolve could answer
+// them a miss remembered a moment before that creation.
+func (x *Index) ResolveStored(ctx context.Context, raw string) (Info, error) {
+	if info, ok := x.Cached(raw); ok {
+		return info, nil
+	}
+	info, err := x.resolveStored(ctx, raw)
+	x.misses.settle(raw, err)
+	return info, err
+}
+
 // resolveStored reads raw's records from etcd.
 func (x *Index) resolveStored(ctx context.Context, raw string) (Info, error) {
 	id := cluster.ID(raw)

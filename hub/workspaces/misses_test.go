@@ -117,6 +117,22 @@ func TestIndexRemembersMisses(t *testing.T) {
 	if _, err := x.Resolve(ctx, "root:users:later"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("within MissTTL of the miss: %v, want the remembered miss", err)
 	}
+	// Except for the hub's own caller that knows it was stored (a home
+	// create that lost to another replica with AlreadyExists): it reads
+	// etcd past the remembered miss, and clears it.
+	if _, err := x.Resolve(ctx, "root:users:later2"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("before creation: %v", err)
+	}
+	later2, err := other.Allocate(ctx, "root:users:later2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, err := x.ResolveStored(ctx, "root:users:later2"); err != nil || info.ID != later2 {
+		t.Fatalf("ResolveStored past a remembered miss: %+v, %v; want %s", info, err, later2)
+	}
+	if x.misses.remembered("root:users:later2") {
+		t.Error("ResolveStored's hit left the miss remembered")
+	}
 	clk.Step(MissTTL)
 	if _, err := x.Resolve(ctx, "root:users:later"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("past MissTTL: %v, want the remembered miss while it is checked", err)

@@ -51,7 +51,13 @@ func cpuHoldWrite(t *testing.T, e *attackEnv, who, method, path, headers, first 
 	if _, err := c.Write([]byte(req)); err != nil {
 		t.Fatal(err)
 	}
-	return func() { _ = c.Close() }
+	// The hub notices the close only when it next reads: wait until the
+	// held write has left, so that the next subtest counts only its own
+	// (CI once read the previous subtest's 50 seats as the next one's).
+	return func() {
+		_ = c.Close()
+		cpuHeld(t, e, "mutating", 0)
+	}
 }
 
 // cpuHoldRead GETs path as who over HTTP/2, offering a one-byte flow
@@ -77,6 +83,7 @@ func cpuHoldRead(t *testing.T, e *attackEnv, who, path string) func() {
 	return func() {
 		cancel()
 		tr.CloseIdleConnections()
+		cpuHeld(t, e, "readonly", 0)
 	}
 }
 
@@ -120,7 +127,7 @@ func cpuHeld(t *testing.T, e *attackEnv, kind string, n int) int {
 		// The two gauges are set apart (the request's count as it
 		// starts, its seats as it is dispatched): a request counted
 		// before its seats is read again.
-		if r != n || (n > 0 && s == 0) {
+		if r != n || (n > 0 && s == 0) || (n == 0 && s > 0) {
 			return fmt.Errorf("%d %s requests executing holding %d seats, want %d requests", r, kind, s, n)
 		}
 		seats = s

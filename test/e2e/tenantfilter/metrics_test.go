@@ -22,7 +22,15 @@ func TestMetrics(t *testing.T) {
 		}
 		return nil
 	})
-	p.Do(t, "dave", http.MethodGet, "/api/v1/namespaces", "", nil)
+	// The list is filtered by dave's tenants, which the proxy learns from
+	// its informers: wait for the 200 the metric counts (CI once read
+	// none).
+	eventually(t, time.Minute, func() error {
+		if code, body := p.Do(t, "dave", http.MethodGet, "/api/v1/namespaces", "", nil); code != 200 {
+			return fmt.Errorf("list namespaces: %d %s", code, body)
+		}
+		return nil
+	})
 	p.Do(t, "", http.MethodGet, "/api/v1/namespaces", "", nil) // 401
 	// The tenant's grants in the new namespace may land after the
 	// namespace is readable: wait for the list's 200 the metric counts.
