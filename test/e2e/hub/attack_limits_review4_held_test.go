@@ -1,7 +1,7 @@
 package hub
 
 import (
-		"fmt"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
