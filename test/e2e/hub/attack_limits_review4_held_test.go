@@ -105,7 +105,7 @@ func TestAttackLimitsReview4MoreHeld(t *testing.T) {
 
 	t.Run("r24d:24/the providers' UI files without credentials, 100 workers: served or refused, the victim is served", func(t *testing.T) {
 		paths := []string{"/ui/providers/hello/main.js", "/ui/providers/hello/index.html"}
-		floodRow(t, "r24d:24", 100, 4, rotating(64, false), func(w, i int) *http.Request { return r4Req(http.MethodGet, h.URL+paths[(w+i)%2], "", "", nil) }, "200", "ERR")
+		floodRow(t, "r24d:24", 100, 3, rotating(64, false), func(w, i int) *http.Request { return r4Req(http.MethodGet, h.URL+paths[(w+i)%2], "", "", nil) }, "200", "ERR")
 	})
 
 	t.Run("r24d:25/gzipped lists of 1 MiB, 20 at once: served or refused, the victim is served", func(t *testing.T) {
