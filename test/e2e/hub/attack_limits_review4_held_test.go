@@ -12,8 +12,8 @@ import (
 
 // Issue 24, fourth outside review: rows for the weak attempts 9, 10, 12
 // and 15 and the attempts 21-27 that held (attack_limits_review4_more_test.go
-// has the breaks; 16-20, isolation, are in the attack table,
-// attack_review4_iso_test.go). Each asserts what held, by counts and codes:
+// has the breaks, 13, 14 and 23; 16-20, isolation, are in the attack
+// table, attack_review4_iso_test.go). Each asserts what held, by counts and codes:
 // the victim's requests all succeed, the flood gets only its answers or
 // 429 with Retry-After, the quotas refuse.
 
@@ -125,7 +125,7 @@ func TestAttackLimitsReview4MoreHeld(t *testing.T) {
 		}, "200", "ERR")
 	})
 
-	t.Run("r24d:27/a workspace's byte quota holds: filled until refused, usage within one write of it", func(t *testing.T) {
+	t.Run("r24d:27/a workspace's byte quota holds: filled until refused, usage within it", func(t *testing.T) {
 		// erin's home gets a 2 MiB ceiling (the review's was 8 MiB: a
 		// 32nd of its 256 MiB etcd quota), set by the hub's administrator.
 		const limit = 2 << 20
