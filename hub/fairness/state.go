@@ -13,6 +13,8 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/endpoints/responsewriter"
 	"k8s.io/klog/v2"
+
+	"github.com/wharfhub/wharf/hub/hangup"
 )
 
 // state is what the Controller learns of one request: upstream's filter
@@ -47,9 +49,10 @@ type state struct {
 	// forbidden, when set, runs once before a 403 is written: it paces
 	// the tenant's denials (denials.go) while the request holds its seat.
 	forbidden func()
-	// closeConn asks the client to reconnect with the 429: set when the
-	// refusal could not be held (tarpit.go).
-	closeConn bool
+	// atOnce: the request's 429 was not held (tarpit.go), so it closes
+	// its connection (hangup.UnlessHeld). Set by the Controller, or by a
+	// limit inside the chain (RefusedAtOnce).
+	atOnce atomic.Bool
 	// cpu is the request's turns of CPU-heavy work (cpu.go): given back
 	// around each write and read. Nil for watches and exempt callers.
 	cpu *hold
@@ -64,17 +67,18 @@ func stateFrom(ctx context.Context) *state {
 	return &state{}
 }
 
-// closeUnless marks the refusal to close its connection unless it was
-// held. A refusal past the hold bounds is otherwise answered at once, and
-// a client that sends again the moment a 429 comes got 4,000-5,000 of them
-// a second on kept-alive connections (fourth outside review, attempt 1:
-// 600 workers; the hub's CPU went to answering them and it missed its
-// lease renewals). Closed, each further refusal costs the client a new
-// connection, whose TLS handshake is metered (conns.go). HTTP/2 reads the
-// header as a GOAWAY.
-func (st *state) closeUnless(held bool) {
-	if !held {
-		st.closeConn = true
+// noteHeld notes whether the Controller's refusal was held.
+func (st *state) noteHeld(held bool) {
+	st.atOnce.Store(!held)
+}
+
+// RefusedAtOnce notes that the request's 429, which a limit inside the
+// handler chain is about to give (the event rate, hub/quota), is not
+// held: its connection closes as the Controller's refusals not held do
+// (hangup.UnlessHeld). Outside WithState it does nothing.
+func RefusedAtOnce(ctx context.Context) {
+	if st, ok := ctx.Value(stateKey{}).(*state); ok {
+		st.atOnce.Store(true)
 	}
 }
 
@@ -130,17 +134,17 @@ func (w *refusalWriter) WriteHeader(code int) {
 		w.st.forbidden = nil
 		f()
 	}
-	if code == http.StatusTooManyRequests && w.st.refused && !w.swallow {
-		// Upstream's plain-text answer to a refusal of ours: replace it.
-		w.swallow = true
+	if code == http.StatusTooManyRequests && !w.swallow {
 		h := w.ResponseWriter.Header()
-		h.Del("Content-Type")
-		h.Del("X-Content-Type-Options")
-		if w.st.closeConn {
-			h.Set("Connection", "close")
+		hangup.UnlessHeld(h, !w.st.atOnce.Load())
+		if w.st.refused {
+			// Upstream's plain-text answer to a refusal of ours: replace it.
+			w.swallow = true
+			h.Del("Content-Type")
+			h.Del("X-Content-Type-Options")
+			tooMany(w.ResponseWriter, w.r, w.s, w.st.gv)
+			return
 		}
-		tooMany(w.ResponseWriter, w.r, w.s, w.st.gv)
-		return
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
