@@ -15,12 +15,6 @@ import (
 	"github.com/wharfhub/wharf/hub/cluster"
 )
 
-// BytesPerSeat is how much of a list response costs one seat. Encoding is
-// what a big list costs the hub (CPU and garbage, issue 24 B2: 38 lists
-// of 30 MB), so width follows bytes, not objects: a few large objects
-// cost as much as many small ones. Most lists are well under it.
-const BytesPerSeat = 256 << 10
-
 // Estimator gives a read its width in seats from the size of the last
 // lists of the same resource in the same workspace (and namespace).
 //
