@@ -202,3 +202,16 @@ func TestRelayedTakesNoMoreTurns(t *testing.T) {
 	}
 	Relayed(context.Background()) // no state: nothing to do
 }
+
+// BenchmarkHoldSmallRequest is what a request that is not heavy pays
+// around each write and body read: no lock.
+func BenchmarkHoldSmallRequest(b *testing.B) {
+	h := NewTurnstile(1).newHold(context.Background(), "bob", false)
+	h.begin()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			h.pause()
+			h.resume(1 << 10)
+		}
+	})
+}
