@@ -20,6 +20,7 @@ import (
 	"k8s.io/utils/clock"
 	"k8s.io/utils/lru"
 
+	"github.com/wharfhub/wharf/hub/hangup"
 	"github.com/wharfhub/wharf/hub/login"
 )
 
@@ -333,11 +334,8 @@ func (t *Throttle) WithThrottle(delegate http.Handler, s runtime.NegotiatedSeria
 		}
 		klog.FromContext(r.Context()).V(2).Info("Throttling failed authentication", "address", addr, "path", r.URL.Path)
 		secs := max(int((wait+time.Second-1)/time.Second), 1)
-		// Answered at once, so the connection goes with it: a client
-		// resending the moment the 429 comes otherwise got ~10,000 a
-		// second on kept-alive connections (fourth outside review,
-		// attempts 7 and 8); now each costs it a metered TLS handshake.
-		w.Header().Set("Connection", "close")
+		// Never held: answered at once, so its connection closes.
+		hangup.UnlessHeld(w.Header(), false)
 		responsewriters.ErrorNegotiated(apierrors.NewTooManyRequests("too many failed authentication attempts, retry later", secs), s, schema.GroupVersion{}, w, r)
 	})
 }

@@ -12,6 +12,7 @@ package buckets
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/utils/lru"
 )
@@ -24,6 +25,9 @@ type Keyed[V any] struct {
 
 	mu    sync.Mutex
 	cache *lru.Cache // mu; key -> V
+	// used is set once a key is first held; keys are never removed
+	// but by eviction, so the store is empty while it is unset.
+	used atomic.Bool
 }
 
 // New returns a store of at most size keys; fresh makes a key's first
@@ -42,6 +46,7 @@ func (k *Keyed[V]) Do(key string, f func(V)) {
 	} else {
 		v = k.fresh()
 		k.cache.Add(key, v)
+		k.used.Store(true)
 	}
 	f(v)
 }
@@ -49,6 +54,12 @@ func (k *Keyed[V]) Do(key string, f func(V)) {
 // Peek runs f on key's value if the key is held, and reports whether it
 // was; it never adds a key.
 func (k *Keyed[V]) Peek(key string, f func(V)) bool {
+	if !k.used.Load() {
+		// Empty, with no lock taken: every request asks the
+		// failed-authentication throttle (RateLimiter.Exhausted,
+		// hub/login), and while nobody fails nothing is held.
+		return false
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	got, ok := k.cache.Get(key)

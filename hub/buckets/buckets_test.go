@@ -10,6 +10,9 @@ import (
 func TestKeyed(t *testing.T) {
 	made := 0
 	k := New(2, func() *int { made++; return new(int) })
+	if k.Peek("a", func(*int) { t.Error("Peek ran on an empty store") }) || k.Len() != 0 {
+		t.Fatalf("an empty store held a: %d held", k.Len())
+	}
 	k.Do("a", func(v *int) { *v = 1 })
 	k.Do("a", func(v *int) { *v++ })
 	if !k.Peek("a", func(v *int) {

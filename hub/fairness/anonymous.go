@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/wharfhub/wharf/hub/hangup"
 	"github.com/wharfhub/wharf/hub/login"
 )
 
@@ -119,11 +120,7 @@ func (a *Anonymous) WithAnonymousLimit(delegate http.Handler, s runtime.Negotiat
 		}
 		anonymousRefused.Inc()
 		klog.FromContext(r.Context()).V(2).Info("Refusing an anonymous request: too many from this address or in all", "prefix", prefix, "path", r.URL.Path)
-		if !a.hold.wait(r.Context(), prefix) {
-			// Beyond the holds: the next request from here pays a new,
-			// metered, TLS handshake (ignored on HTTP/2).
-			w.Header().Set("Connection", "close")
-		}
+		hangup.UnlessHeld(w.Header(), a.hold.wait(r.Context(), prefix))
 		responsewriters.ErrorNegotiated(apierrors.NewTooManyRequests("too many requests without credentials, retry later", int(RefusalHold.Seconds())),
 			s, schema.GroupVersion{}, w, r)
 	})

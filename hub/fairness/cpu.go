@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // HeavyBytes is how many bytes a request moves (body read plus response
@@ -125,15 +126,17 @@ func (t *Turnstile) release() {
 
 // hold is one request's use of the Turnstile. The handler may write from
 // a goroutine of its own (upstream's timeout filter), so mu guards the
-// fields below.
+// fields below. heavy and held change only under mu, but are read
+// without it too: pause and resume run around every write and body read,
+// and a request that is not heavy and holds no turn (most) pays no lock.
 type hold struct {
 	ts     *Turnstile
 	ctx    context.Context
 	tenant string
 
 	mu    sync.Mutex
-	heavy bool // takes turns: by its estimate, or once past HeavyBytes
-	held  bool
+	heavy atomic.Bool // takes turns: by its estimate, or once past HeavyBytes
+	held  atomic.Bool
 	ended bool // the request's dispatch returned: no more turns
 }
 
@@ -141,7 +144,9 @@ func (t *Turnstile) newHold(ctx context.Context, tenant string, heavy bool) *hol
 	if t == nil {
 		return nil
 	}
-	return &hold{ts: t, ctx: ctx, tenant: tenant, heavy: heavy}
+	h := &hold{ts: t, ctx: ctx, tenant: tenant}
+	h.heavy.Store(heavy)
+	return h
 }
 
 // begin takes a turn for a request heavy by its estimate.
@@ -151,8 +156,8 @@ func (h *hold) begin() {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.heavy && !h.held && !h.ended {
-		h.held = h.ts.acquire(h.ctx, h.tenant)
+	if h.heavy.Load() && !h.held.Load() && !h.ended {
+		h.held.Store(h.ts.acquire(h.ctx, h.tenant))
 	}
 }
 
@@ -164,21 +169,23 @@ func (h *hold) end() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.ended = true
-	if h.held {
-		h.held = false
+	if h.held.Load() {
+		h.held.Store(false)
 		h.ts.release()
 	}
 }
 
 // pause gives the turn back before the request waits on the network.
 func (h *hold) pause() {
-	if h == nil {
+	if h == nil || !h.held.Load() {
+		// Only the request's own writes and reads take a turn after
+		// begin, so a turn not held now is not taken meanwhile.
 		return
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.held {
-		h.held = false
+	if h.held.Load() {
+		h.held.Store(false)
 		h.ts.release()
 	}
 }
@@ -186,19 +193,16 @@ func (h *hold) pause() {
 // resume takes a turn again after the network, given the bytes the
 // request has moved in all: a request becomes heavy past HeavyBytes.
 func (h *hold) resume(moved int64) {
-	if h == nil {
+	if h == nil || (!h.heavy.Load() && moved < HeavyBytes) {
 		return
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.ended || h.held {
+	if h.ended || h.held.Load() {
 		return
 	}
-	if !h.heavy && moved < HeavyBytes {
-		return
-	}
-	h.heavy = true
-	h.held = h.ts.acquire(h.ctx, h.tenant)
+	h.heavy.Store(true)
+	h.held.Store(h.ts.acquire(h.ctx, h.tenant))
 }
 
 // Relayed ends the request's CPU turns for good: the hub only relays it

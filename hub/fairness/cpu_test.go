@@ -120,23 +120,23 @@ func TestHoldGivesItsTurnBackOnTheNetwork(t *testing.T) {
 			st.cpu = h
 			w := &refusalWriter{ResponseWriter: httptest.NewRecorder(), st: st}
 			h.begin()
-			if h.held != tt.heavy {
-				t.Fatalf("held %v after begin", h.held)
+			if h.held.Load() != tt.heavy {
+				t.Fatalf("held %v after begin", h.held.Load())
 			}
 			for _, n := range tt.writes {
 				if _, err := w.Write(make([]byte, n)); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if h.held != tt.wantHeavy || h.heavy != tt.wantHeavy {
-				t.Fatalf("after writes: held %v heavy %v, want %v", h.held, h.heavy, tt.wantHeavy)
+			if h.held.Load() != tt.wantHeavy || h.heavy.Load() != tt.wantHeavy {
+				t.Fatalf("after writes: held %v heavy %v, want %v", h.held.Load(), h.heavy.Load(), tt.wantHeavy)
 			}
 			h.end()
 			if _, err := w.Write(make([]byte, HeavyBytes)); err != nil {
 				t.Fatal(err)
 			}
-			if h.held || ts.free != 1 {
-				t.Fatalf("a write after the end took a turn: held %v free %d", h.held, ts.free)
+			if h.held.Load() || ts.free != 1 {
+				t.Fatalf("a write after the end took a turn: held %v free %d", h.held.Load(), ts.free)
 			}
 		})
 	}
@@ -201,4 +201,17 @@ func TestRelayedTakesNoMoreTurns(t *testing.T) {
 		t.Fatal("a relayed request took a turn to write")
 	}
 	Relayed(context.Background()) // no state: nothing to do
+}
+
+// BenchmarkHoldSmallRequest is what a request that is not heavy pays
+// around each write and body read: no lock.
+func BenchmarkHoldSmallRequest(b *testing.B) {
+	h := NewTurnstile(1).newHold(context.Background(), "bob", false)
+	h.begin()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			h.pause()
+			h.resume(1 << 10)
+		}
+	})
 }

@@ -15,12 +15,6 @@ import (
 	"github.com/wharfhub/wharf/hub/cluster"
 )
 
-// BytesPerSeat is how much of a list response costs one seat. Encoding is
-// what a big list costs the hub (CPU and garbage, issue 24 B2: 38 lists
-// of 30 MB), so width follows bytes, not objects: a few large objects
-// cost as much as many small ones. Most lists are well under it.
-const BytesPerSeat = 256 << 10
-
 // Estimator gives a read its width in seats from the size of the last
 // lists of the same resource in the same workspace (and namespace).
 //
@@ -187,6 +181,12 @@ func (e *Estimator) WithCost(handler http.Handler) http.Handler {
 		// A document is counted as sent: the hub compresses each one
 		// once (hub/apiview), so what an answer costs is what it sends.
 		cw := &countingWriter{ResponseWriter: w, code: http.StatusOK, asSent: document}
+		if st, ok := r.Context().Value(stateKey{}).(*state); ok && !document && st.plain && !st.watch {
+			// The state's inflater, which charges the answer to the
+			// traffic budget, counts it for both: one inflation.
+			st.sized.Store(true)
+			cw.st = st
+		}
 		handler.ServeHTTP(responsewriter.WrapForHTTP1Or2(cw), r)
 		n := cw.close()
 		if cw.code != http.StatusOK {
@@ -220,13 +220,16 @@ func (e *Estimator) WithCost(handler http.Handler) http.Handler {
 // countingWriter counts a response's bytes before compression: the
 // hub gzips large responses, and a caller choosing what she stores could
 // make a list that compresses a thousandfold. A gzipped body is inflated
-// on the side, only to be counted.
+// on the side, only to be counted: by the request's state when it has one
+// (WithState; it inflates the answer for the traffic budget too), here
+// otherwise.
 type countingWriter struct {
 	http.ResponseWriter
 	code    int
 	n       int64
-	failed  bool // a write failed: the answer was cut short
-	asSent  bool // count the bytes sent, compressed or not
+	failed  bool   // a write failed: the answer was cut short
+	asSent  bool   // count the bytes sent, compressed or not
+	st      *state // inflates a gzipped answer; nil: this writer does
 	started bool
 	pipe    *io.PipeWriter
 	done    chan int64
@@ -234,7 +237,7 @@ type countingWriter struct {
 
 func (w *countingWriter) start() {
 	w.started = true
-	if w.asSent || w.ResponseWriter.Header().Get("Content-Encoding") != "gzip" {
+	if w.asSent || w.st != nil || w.ResponseWriter.Header().Get("Content-Encoding") != "gzip" {
 		return
 	}
 	pr, pw := io.Pipe()
@@ -251,6 +254,11 @@ func (w *countingWriter) start() {
 
 // close returns the uncompressed size of what was written.
 func (w *countingWriter) close() int64 {
+	if w.st != nil {
+		if n, ok := w.st.inflatedSize(); ok {
+			return max(n, w.n)
+		}
+	}
 	if w.pipe == nil {
 		return w.n
 	}

@@ -10,6 +10,7 @@ import (
 
 	apirequest "k8s.io/apiserver/pkg/endpoints/request"
 
+	"github.com/wharfhub/wharf/hub/apis/scheme"
 	"github.com/wharfhub/wharf/hub/cluster"
 )
 
@@ -19,9 +20,10 @@ func TestEstimator(t *testing.T) {
 	in := func(ws string) context.Context {
 		return cluster.WithTarget(context.Background(), cluster.Target{Raw: ws, Explicit: true})
 	}
-	// serve answers a list of n bytes, gzipped if zip, through WithCost.
-	serve := func(ws, query string, n int, zip bool) {
-		h := e.WithCost(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	// serveVia answers a list of n bytes, gzipped if zip, through
+	// WithCost wrapped by wrap.
+	serveVia := func(wrap func(http.Handler) http.Handler, ws, query string, n int, zip bool) {
+		h := wrap(e.WithCost(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			body := bytes.Repeat([]byte("a"), n)
 			if zip {
 				w.Header().Set("Content-Encoding", "gzip")
@@ -31,11 +33,17 @@ func TestEstimator(t *testing.T) {
 				return
 			}
 			_, _ = w.Write(body)
-		}))
+		})))
 		r := httptest.NewRequest(http.MethodGet, "/api/v1/namespaces/ns/configmaps?"+query, nil)
 		r = r.WithContext(apirequest.WithRequestInfo(in(ws), list))
 		h.ServeHTTP(httptest.NewRecorder(), r)
 	}
+	serve := func(ws, query string, n int, zip bool) {
+		serveVia(func(h http.Handler) http.Handler { return h }, ws, query, n, zip)
+	}
+	// inState serves within the request's state, whose inflater counts
+	// a gzipped answer for WithCost too (one inflation).
+	inState := func(h http.Handler) http.Handler { return WithState(h, scheme.NewCodecs(scheme.New())) }
 	// serveCut answers a whole list of n bytes to a caller who has gone.
 	serveCut := func(ws string, n int) {
 		h := e.WithCost(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -66,6 +74,8 @@ func TestEstimator(t *testing.T) {
 		{name: "a small partial list does not lower it", do: func() { serve("a", "limit=1", 10, false) }, ws: "a", info: list, want: 10},
 		{name: "a whole list cut short (the caller hung up) does not set it", do: func() { serveCut("a", 10) }, ws: "a", info: list, want: 10},
 		{name: "a whole list sets it", do: func() { serve("a", "", 10, false) }, ws: "a", info: list, want: 1},
+		{name: "learned from the state's inflater: 20 seats' worth, gzipped", do: func() { serveVia(inState, "a", "", 20*BytesPerSeat, true) }, ws: "a", info: list, want: 20},
+		{name: "set again", do: func() { serve("a", "", 10, false) }, ws: "a", info: list, want: 1},
 		{name: "nor teach a first size", do: func() { serveCut("c", 10) }, ws: "c", info: list, want: 40},
 		{name: "beyond a tenant's share", do: func() { serve("a", "", 60*BytesPerSeat, false) }, ws: "a", info: list, want: 60},
 		{name: "bounded by the most", do: func() { serve("a", "", 1000*BytesPerSeat, false) }, ws: "a", info: list, want: 100},

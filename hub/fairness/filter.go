@@ -19,6 +19,7 @@ import (
 	fcrequest "k8s.io/apiserver/pkg/util/flowcontrol/request"
 
 	"github.com/wharfhub/wharf/hub/authn"
+	"github.com/wharfhub/wharf/hub/hangup"
 )
 
 // Message is the text of every 429 this package answers, whichever bound
@@ -122,9 +123,7 @@ func (f Filter) WithProviderLimit(handler http.Handler, s runtime.NegotiatedSeri
 			handler.ServeHTTP(rw, r)
 		})
 		if !served {
-			if st.closeConn {
-				w.Header().Set("Connection", "close")
-			}
+			hangup.UnlessHeld(w.Header(), !st.atOnce.Load())
 			tooMany(w, r, s, schema.GroupVersion{})
 		}
 	})

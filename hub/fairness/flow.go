@@ -217,7 +217,7 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 		release := c.watches.admit(tenant, false)
 		if release == nil {
 			klog.V(3).InfoS("Watch over its tenant's cap or the hub's", "tenant", tenant, "path", info.Path)
-			st.closeUnless(c.tarpit.wait(reqCtx, tenant))
+			st.noteHeld(c.tarpit.wait(reqCtx, tenant))
 			st.refuse(info)
 			return
 		}
@@ -259,7 +259,7 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 	m, ok := c.traffic.admit(ctx, c.waitDeadline(reqCtx), tenant, c.expectedBytes(ctx, info, st, kind))
 	if !ok {
 		klog.V(3).InfoS("Request over its tenant's traffic budget", "tenant", tenant, "path", info.Path)
-		st.closeUnless(c.tarpit.wait(reqCtx, tenant))
+		st.noteHeld(c.tarpit.wait(reqCtx, tenant))
 		st.refuse(info)
 		c.forgetUnstarted(st)
 		return
@@ -280,7 +280,7 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 	if !c.run(ctx, tenant, kind, width, queueNoteFn, exec) {
 		klog.V(3).InfoS("Request over its tenant's share or the hub's budget", "tenant", tenant, "mutating", kind == Mutating, "seats", width.InitialSeats, "path", info.Path)
 		st.meter.Store(nil)
-		st.closeUnless(c.tarpit.wait(reqCtx, tenant))
+		st.noteHeld(c.tarpit.wait(reqCtx, tenant))
 		st.refuse(info)
 	}
 	// Done, or for a watch started: what it sends from now on is charged

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"sync"
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -13,6 +14,8 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/endpoints/responsewriter"
 	"k8s.io/klog/v2"
+
+	"github.com/wharfhub/wharf/hub/hangup"
 )
 
 // state is what the Controller learns of one request: upstream's filter
@@ -35,8 +38,12 @@ type state struct {
 	// (provider routes, whose sizes are not learned). plain: a gzipped
 	// answer is counted as the bytes it inflates to.
 	watch, paced, plain bool
-	inflate             *inflater
-	tenant              string
+	// inflate counts what a gzipped answer inflates to, once, for both
+	// who want it: the traffic budget (meter) and, when sized, the
+	// Estimator (WithCost), which reads the same count (inflatedSize).
+	inflate atomic.Pointer[inflater]
+	sized   atomic.Bool
+	tenant  string
 	// watchRelease ends the count of an admitted watch; RegisterWatch
 	// hands it to upstream's filter, which calls it when the watch ends.
 	watchRelease    func()
@@ -47,9 +54,10 @@ type state struct {
 	// forbidden, when set, runs once before a 403 is written: it paces
 	// the tenant's denials (denials.go) while the request holds its seat.
 	forbidden func()
-	// closeConn asks the client to reconnect with the 429: set when the
-	// refusal could not be held (tarpit.go).
-	closeConn bool
+	// atOnce: the request's 429 was not held (tarpit.go), so it closes
+	// its connection (hangup.UnlessHeld). Set by the Controller, or by a
+	// limit inside the chain (RefusedAtOnce).
+	atOnce atomic.Bool
 	// cpu is the request's turns of CPU-heavy work (cpu.go): given back
 	// around each write and read. Nil for watches and exempt callers.
 	cpu *hold
@@ -64,17 +72,18 @@ func stateFrom(ctx context.Context) *state {
 	return &state{}
 }
 
-// closeUnless marks the refusal to close its connection unless it was
-// held. A refusal past the hold bounds is otherwise answered at once, and
-// a client that sends again the moment a 429 comes got 4,000-5,000 of them
-// a second on kept-alive connections (fourth outside review, attempt 1:
-// 600 workers; the hub's CPU went to answering them and it missed its
-// lease renewals). Closed, each further refusal costs the client a new
-// connection, whose TLS handshake is metered (conns.go). HTTP/2 reads the
-// header as a GOAWAY.
-func (st *state) closeUnless(held bool) {
-	if !held {
-		st.closeConn = true
+// noteHeld notes whether the Controller's refusal was held.
+func (st *state) noteHeld(held bool) {
+	st.atOnce.Store(!held)
+}
+
+// RefusedAtOnce notes that the request's 429, which a limit inside the
+// handler chain is about to give (the event rate, hub/quota), is not
+// held: its connection closes as the Controller's refusals not held do
+// (hangup.UnlessHeld). Outside WithState it does nothing.
+func RefusedAtOnce(ctx context.Context) {
+	if st, ok := ctx.Value(stateKey{}).(*state); ok {
+		st.atOnce.Store(true)
 	}
 }
 
@@ -108,8 +117,8 @@ func WithState(handler http.Handler, s runtime.NegotiatedSerializer) http.Handle
 // finish charges what a gzipped answer inflated to and ends the
 // request's count in flight.
 func (st *state) finish() {
-	if st.inflate != nil {
-		st.inflate.close(st.meter.Load())
+	if f := st.inflate.Load(); f != nil {
+		f.close(st.meter.Load())
 	}
 	st.meter.Load().close()
 }
@@ -130,17 +139,17 @@ func (w *refusalWriter) WriteHeader(code int) {
 		w.st.forbidden = nil
 		f()
 	}
-	if code == http.StatusTooManyRequests && w.st.refused && !w.swallow {
-		// Upstream's plain-text answer to a refusal of ours: replace it.
-		w.swallow = true
+	if code == http.StatusTooManyRequests && !w.swallow {
 		h := w.ResponseWriter.Header()
-		h.Del("Content-Type")
-		h.Del("X-Content-Type-Options")
-		if w.st.closeConn {
-			h.Set("Connection", "close")
+		hangup.UnlessHeld(h, !w.st.atOnce.Load())
+		if w.st.refused {
+			// Upstream's plain-text answer to a refusal of ours: replace it.
+			w.swallow = true
+			h.Del("Content-Type")
+			h.Del("X-Content-Type-Options")
+			tooMany(w.ResponseWriter, w.r, w.s, w.st.gv)
+			return
 		}
-		tooMany(w.ResponseWriter, w.r, w.s, w.st.gv)
-		return
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
@@ -160,8 +169,10 @@ func (w *refusalWriter) Write(b []byte) (int, error) {
 		}
 		return 0, errOverBudget
 	}
-	if st.plain && st.inflate == nil && m != nil && !st.watch && w.ResponseWriter.Header().Get("Content-Encoding") == "gzip" {
-		st.inflate = newInflater(m)
+	f := st.inflate.Load()
+	if f == nil && st.plain && !st.watch && (m != nil || st.sized.Load()) && w.ResponseWriter.Header().Get("Content-Encoding") == "gzip" {
+		f = newInflater(m)
+		st.inflate.Store(f)
 	}
 	st.cpu.pause()
 	n, err := w.ResponseWriter.Write(b)
@@ -169,8 +180,8 @@ func (w *refusalWriter) Write(b []byte) (int, error) {
 	st.cpu.resume(st.sent.Add(int64(n)) + st.received.Load())
 	switch {
 	case st.watch:
-	case st.inflate != nil:
-		st.inflate.write(b[:n])
+	case f != nil:
+		f.write(b[:n])
 	case st.paced:
 		m.pace(w.r.Context(), int64(n))
 	default:
@@ -199,11 +210,14 @@ func (b *countingBody) Read(p []byte) (int, error) {
 }
 
 // inflater counts what a gzipped answer inflates to, on the side, and
-// charges it as it goes.
+// charges it as it goes (to no one when its meter is nil).
 type inflater struct {
 	pipe       *io.PipeWriter
 	done       chan int64
-	compressed int64
+	compressed atomic.Int64
+
+	once     sync.Once
+	inflated int64 // once
 }
 
 func newInflater(m *meter) *inflater {
@@ -221,19 +235,37 @@ func newInflater(m *meter) *inflater {
 }
 
 func (f *inflater) write(b []byte) {
-	f.compressed += int64(len(b))
+	f.compressed.Add(int64(len(b)))
 	if len(b) > 0 {
 		_, _ = f.pipe.Write(b)
 	}
 }
 
-// close waits for the inflated count; an answer that inflated to less
-// than it sent (cut short, or not gzip after all) is charged as sent.
+// total ends the answer and waits for what it inflated to; what is
+// written after is charged as sent.
+func (f *inflater) total() int64 {
+	f.once.Do(func() {
+		_ = f.pipe.Close()
+		f.inflated = <-f.done
+	})
+	return f.inflated
+}
+
+// close charges, past the inflated count, what an answer that inflated
+// to less than it sent (cut short, or not gzip after all) sent.
 func (f *inflater) close(m *meter) {
-	_ = f.pipe.Close()
-	if n := <-f.done; f.compressed > n {
-		m.take(f.compressed-n, false)
+	if n, sent := f.total(), f.compressed.Load(); sent > n {
+		m.take(sent-n, false)
 	}
+}
+
+// inflatedSize is what the gzipped answer of the request inflated to, as
+// its state counted it, and false when the state inflated nothing.
+func (st *state) inflatedSize() (int64, bool) {
+	if f := st.inflate.Load(); f != nil {
+		return f.total(), true
+	}
+	return 0, false
 }
 
 type meterWriter struct{ m *meter }

@@ -6,19 +6,6 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/request"
 )
 
-// ObjectReadBytesPerSeat is how much of a named object's stored size
-// costs one seat of a GET. A GET encodes the whole object (and, read
-// from etcd, decodes it twice, hub/storage's guard included), and what
-// that costs follows its fields more than its bytes: the third outside
-// review (C-B) measured about as much CPU for one GET of a 960 KB
-// ConfigMap of 60,000 keys as for a list of 6.3 MB of single-value
-// ConfigMaps. So a named object is weighed at the worst case, as writes
-// are (WriteBytesPerSeat), a quarter as dear as lists (BytesPerSeat):
-// that 960 KB object takes 15 seats, at most two of them at once in a
-// tenant's 40-seat read share. Objects under 32 KiB (hub/objsize) keep
-// one seat.
-const ObjectReadBytesPerSeat = 64 << 10
-
 // StoredSizes says how large the stored object a request names is
 // (hub/objsize learns it from the hub's storage).
 type StoredSizes interface {

@@ -39,7 +39,9 @@ func NewRateLimiter(perSecond float64, burst, size int, trusted []*net.IPNet, c 
 // Exhausted reports, without taking a token, whether addr is over its
 // limit and if so how long until a token is available. An address never
 // seen is not. It lets a caller charge only some requests (Charge) and
-// refuse the rest while over budget.
+// refuse the rest while over budget. Every request asks (the authn
+// throttle): while no address was ever charged it returns at once, with
+// no lock taken (buckets.Keyed.Peek).
 func (l *RateLimiter) Exhausted(addr string) (exhausted bool, wait time.Duration) {
 	l.buckets.Peek(addr, func(b *rate.Limiter) {
 		now := l.clock.Now()

@@ -414,40 +414,28 @@ func init() {
 // 403, a Status) identically for both workspaces of every pair.
 func sameRefusal(who string, header map[string]string, probes []oracleProbe, fresh bool) func(e *attackEnv, vars map[string]string) error {
 	return func(e *attackEnv, vars map[string]string) error {
-		var errs []string
-		k := 0
-		for _, pair := range oraclePairs {
-			for _, p := range probes {
-				p.header = maps.Clone(p.header)
-				if p.header == nil {
-					p.header = map[string]string{}
-				}
-				maps.Copy(p.header, header)
-				var first answer
-				for i, ws := range []string{pair[0], pair[1], pair[0], pair[1]} {
-					if fresh {
-						k++
-						p.header["X-Forwarded-For"] = fmt.Sprintf("198.%d.%d.1", 18+k/250, k%250)
-					}
-					a := probeAnswer(e, who, p, ws, vars)
-					if i == 0 {
-						first = a
-						if a.code != http.StatusUnauthorized && a.code != http.StatusForbidden || !strings.Contains(a.body, `"kind":"Status"`) {
-							errs = append(errs, fmt.Sprintf("%s at %s: want a 401 or 403 Status\n%s", p.name, expand(ws, vars), a))
-							break
-						}
-						continue
-					}
-					if a.String() != first.String() {
-						errs = append(errs, fmt.Sprintf("%s: %s answers\n%s\nbut %s answers\n%s", p.name, expand(pair[0], vars), first, expand(ws, vars), a))
-						break
-					}
-				}
+		with := make([]oracleProbe, len(probes))
+		for i, p := range probes {
+			p.header = maps.Clone(p.header)
+			if p.header == nil {
+				p.header = map[string]string{}
+			}
+			maps.Copy(p.header, header)
+			with[i] = p
+		}
+		var each func(*oracleProbe)
+		if fresh {
+			k := 0
+			each = func(p *oracleProbe) {
+				k++
+				p.header["X-Forwarded-For"] = fmt.Sprintf("198.%d.%d.1", 18+k/250, k%250)
 			}
 		}
-		if len(errs) > 0 {
-			return fmt.Errorf("%d probes tell workspaces apart:\n%s", len(errs), strings.Join(errs, "\n---\n"))
-		}
-		return nil
+		return sameAnswers(e, vars, who, with, each, func(a answer) error {
+			if a.code != http.StatusUnauthorized && a.code != http.StatusForbidden || !strings.Contains(a.body, `"kind":"Status"`) {
+				return fmt.Errorf("want a 401 or 403 Status")
+			}
+			return nil
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -32,10 +33,11 @@ import (
 // attacker is counted on this hub, administrators are exempt) and whom
 // it keeps waiting (429 once the wait is up), never a time.
 
-// cpuHoldWrite sends the headers of a request as who (headers: its
-// Content-Type and length, each line ending in CRLF) and the first bytes
-// of its body, and keeps the connection open until the returned func.
-func cpuHoldWrite(t *testing.T, e *attackEnv, who, method, path, headers, first string) func() {
+// rawRequest opens a TLS connection to the hub and writes the headers of
+// a request as who (headers: its Content-Type and length, each line
+// ending in CRLF), then first (the start of its body). The caller closes
+// the connection.
+func rawRequest(t *testing.T, e *attackEnv, who, method, path, headers, first string) net.Conn {
 	t.Helper()
 	base := e.h.client().Transport.(*http.Transport)
 	u, err := url.Parse(e.h.URL)
@@ -51,6 +53,14 @@ func cpuHoldWrite(t *testing.T, e *attackEnv, who, method, path, headers, first 
 	if _, err := c.Write([]byte(req)); err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+// cpuHoldWrite sends a write's headers and first bytes (rawRequest) and
+// keeps the connection open until the returned func.
+func cpuHoldWrite(t *testing.T, e *attackEnv, who, method, path, headers, first string) func() {
+	t.Helper()
+	c := rawRequest(t, e, who, method, path, headers, first)
 	// The hub notices the close only when it next reads: wait until the
 	// held write has left, so that the next subtest counts only its own
 	// (CI once read the previous subtest's 50 seats as the next one's).
@@ -60,10 +70,10 @@ func cpuHoldWrite(t *testing.T, e *attackEnv, who, method, path, headers, first 
 	}
 }
 
-// cpuHoldRead GETs path as who over HTTP/2, offering a one-byte flow
-// window and never reading the body: the hub's handler blocks on its
-// first full write and holds its seats until the returned func.
-func cpuHoldRead(t *testing.T, e *attackEnv, who, path string) func() {
+// holdRead GETs path as who with header over HTTP/2, offering a one-byte
+// flow window and never reading the body: the hub's handler blocks on
+// its first full write and holds its seats until the returned func.
+func holdRead(t *testing.T, e *attackEnv, who, path string, header map[string]string) func() {
 	t.Helper()
 	base := e.h.client().Transport.(*http.Transport)
 	tr := &http.Transport{TLSClientConfig: base.TLSClientConfig.Clone(), ForceAttemptHTTP2: true, DisableCompression: true,
@@ -74,6 +84,9 @@ func cpuHoldRead(t *testing.T, e *attackEnv, who, path string) func() {
 		t.Fatal(err)
 	}
 	req.Header.Set("Authorization", "Bearer "+e.tokens[who])
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
 	go func() {
 		if resp, err := (&http.Client{Transport: tr}).Do(req); err == nil {
 			<-ctx.Done()
@@ -83,6 +96,15 @@ func cpuHoldRead(t *testing.T, e *attackEnv, who, path string) func() {
 	return func() {
 		cancel()
 		tr.CloseIdleConnections()
+	}
+}
+
+// cpuHoldRead is holdRead whose release waits until the read has left.
+func cpuHoldRead(t *testing.T, e *attackEnv, who, path string) func() {
+	t.Helper()
+	release := holdRead(t, e, who, path, nil)
+	return func() {
+		release()
 		cpuHeld(t, e, "readonly", 0)
 	}
 }

@@ -4,16 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
-	"context"
-	"crypto/tls"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/wharfhub/wharf/hub/fairness"
 )
 
 // Issue 24, third outside review, C-B: small requests against a big
@@ -69,54 +67,6 @@ func jsonPatchCopies(n int) string {
 	return "[" + strings.Join(ops, ", ") + "]"
 }
 
-// objsizeConn opens a TLS connection to the hub and writes the headers
-// of a request as who, then first (the start of its body).
-func objsizeConn(t *testing.T, e *attackEnv, who, method, path, headers, first string) net.Conn {
-	t.Helper()
-	base := e.h.client().Transport.(*http.Transport)
-	u, err := url.Parse(e.h.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := tls.Dial("tcp", u.Host, &tls.Config{RootCAs: base.TLSClientConfig.RootCAs, ServerName: u.Hostname()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := method + " " + expand(path, e.vars) + " HTTP/1.1\r\nHost: " + u.Host + "\r\nAuthorization: Bearer " + e.tokens[who] +
-		"\r\n" + headers + "\r\n" + first
-	if _, err := c.Write([]byte(req)); err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-// objsizeHoldRead is cpuHoldRead with request headers (Accept-Encoding).
-func objsizeHoldRead(t *testing.T, e *attackEnv, who, path string, header map[string]string) func() {
-	t.Helper()
-	base := e.h.client().Transport.(*http.Transport)
-	tr := &http.Transport{TLSClientConfig: base.TLSClientConfig.Clone(), ForceAttemptHTTP2: true, DisableCompression: true,
-		HTTP2: &http.HTTP2Config{MaxReceiveBufferPerStream: 1}}
-	ctx, cancel := context.WithCancel(context.Background())
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.h.URL+expand(path, e.vars), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+e.tokens[who])
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	go func() {
-		if resp, err := (&http.Client{Transport: tr}).Do(req); err == nil {
-			<-ctx.Done()
-			_ = resp.Body.Close()
-		}
-	}()
-	return func() {
-		cancel()
-		tr.CloseIdleConnections()
-	}
-}
-
 // TestAttackLimitsObjectSize runs rows r24c:1–7, 12, 13, 31 and 32 on one
 // hub with the default budgets: 200 mutating and 400 read-only seats
 // hub-wide, 20 and 40 per tenant, 50 and 100 for one request at most.
@@ -124,7 +74,6 @@ func TestAttackLimitsObjectSize(t *testing.T) {
 	t.Parallel()
 	e := startReviewFairHub(t)
 	const mutatingShare, mostMutating, readShare = 20, 50, 40
-	const objectReadBytesPerSeat = 64 << 10
 	home := "/clusters/{malloryHome}"
 	cms := cmPath(home)
 	big60k := big60kJSON("big60k")
@@ -190,7 +139,7 @@ func TestAttackLimitsObjectSize(t *testing.T) {
 	}
 	holdPatch := func(t *testing.T, path, ctype string, length int) func() {
 		t.Helper()
-		c := objsizeConn(t, e, "mallory", http.MethodPatch, path, fmt.Sprintf("Content-Type: %s\r\nContent-Length: %d\r\n", ctype, length), "")
+		c := rawRequest(t, e, "mallory", http.MethodPatch, path, fmt.Sprintf("Content-Type: %s\r\nContent-Length: %d\r\n", ctype, length), "")
 		return func() { _ = c.Close() }
 	}
 
@@ -228,7 +177,7 @@ func TestAttackLimitsObjectSize(t *testing.T) {
 		if code, body := e.as("mallory", http.MethodPost, home+"/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings", rb, e.vars); code != http.StatusCreated {
 			t.Fatalf("mallory's RoleBinding for alice: %d %.300s", code, body)
 		}
-		c := objsizeConn(t, e, "alice", http.MethodPatch, cms+"/big60k?dryRun=All", "Content-Type: application/merge-patch+json\r\nContent-Length: 34\r\n", "")
+		c := rawRequest(t, e, "alice", http.MethodPatch, cms+"/big60k?dryRun=All", "Content-Type: application/merge-patch+json\r\nContent-Length: 34\r\n", "")
 		defer c.Close()
 		if seats := cpuHeld(t, e, "mutating", 1); seats != mostMutating {
 			t.Errorf("alice's held patch of mallory's big ConfigMap holds %d seats, want %d", seats, mostMutating)
@@ -280,12 +229,12 @@ func TestAttackLimitsObjectSize(t *testing.T) {
 		t.Run(row.name, func(t *testing.T) {
 			quiet(t)
 			get := home + "/api/v1/namespaces/default/configmaps/big60k"
-			release := objsizeHoldRead(t, e, "mallory", get, row.header)
+			release := holdRead(t, e, "mallory", get, row.header)
 			defer release()
 			// Stored with its metadata (managed fields name every key):
 			// at least the 960,076 bytes she sent.
 			seats := cpuHeld(t, e, "readonly", 1)
-			least := (len(big60k) + objectReadBytesPerSeat - 1) / objectReadBytesPerSeat
+			least := (len(big60k) + fairness.ObjectReadBytesPerSeat - 1) / fairness.ObjectReadBytesPerSeat
 			if seats < least || seats > readShare {
 				t.Fatalf("the held GET of her 960 KB ConfigMap holds %d seats, want at least %d (64 KiB a seat) and at most her share, %d", seats, least, readShare)
 			}
@@ -293,7 +242,7 @@ func TestAttackLimitsObjectSize(t *testing.T) {
 			// then 429.
 			fit := readShare / seats
 			for range fit - 1 {
-				r := objsizeHoldRead(t, e, "mallory", get, row.header)
+				r := holdRead(t, e, "mallory", get, row.header)
 				defer r()
 			}
 			if got := cpuHeld(t, e, "readonly", fit); got != fit*seats {
@@ -307,7 +256,7 @@ func TestAttackLimitsObjectSize(t *testing.T) {
 	// C-I and the attempts that held.
 	t.Run("r24c:1/a 60,000-key dry-run POST announcing its length holds the most seats; her next one gets 429", func(t *testing.T) {
 		quiet(t)
-		c := objsizeConn(t, e, "mallory", http.MethodPost, cms+"?dryRun=All", fmt.Sprintf("Content-Type: application/json\r\nContent-Length: %d\r\n", len(big60k)), `{"apiVersion":"v1",`)
+		c := rawRequest(t, e, "mallory", http.MethodPost, cms+"?dryRun=All", fmt.Sprintf("Content-Type: application/json\r\nContent-Length: %d\r\n", len(big60k)), `{"apiVersion":"v1",`)
 		defer c.Close()
 		if seats := cpuHeld(t, e, "mutating", 1); seats != mostMutating {
 			t.Errorf("the held 960 KB POST holds %d seats, want %d", seats, mostMutating)
@@ -318,7 +267,7 @@ func TestAttackLimitsObjectSize(t *testing.T) {
 
 	t.Run("r24c:2/a chunked 60,000-key POST holds her whole share; her next write gets 429", func(t *testing.T) {
 		quiet(t)
-		c := objsizeConn(t, e, "mallory", http.MethodPost, cms+"?dryRun=All", "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n", "1\r\n{\r\n")
+		c := rawRequest(t, e, "mallory", http.MethodPost, cms+"?dryRun=All", "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n", "1\r\n{\r\n")
 		defer c.Close()
 		if seats := cpuHeld(t, e, "mutating", 1); seats != mutatingShare {
 			t.Errorf("the held chunked POST holds %d seats, want her share, %d", seats, mutatingShare)
@@ -341,13 +290,13 @@ func TestAttackLimitsObjectSize(t *testing.T) {
 	t.Run("r24c:31/slow 960 KB bodies beside one that runs: each 429 with Retry-After once the queue wait is up", func(t *testing.T) {
 		quiet(t)
 		hdr := fmt.Sprintf("Content-Type: application/json\r\nContent-Length: %d\r\n", len(big60k))
-		first := objsizeConn(t, e, "mallory", http.MethodPost, cms+"?dryRun=All", hdr, `{"apiVersion":"v1",`)
+		first := rawRequest(t, e, "mallory", http.MethodPost, cms+"?dryRun=All", hdr, `{"apiVersion":"v1",`)
 		defer first.Close()
 		cpuHeld(t, e, "mutating", 1)
 		var wg sync.WaitGroup
 		for i := range 3 {
 			wg.Add(1)
-			c := objsizeConn(t, e, "mallory", http.MethodPost, cms+"?dryRun=All", hdr, big60k[:20_000])
+			c := rawRequest(t, e, "mallory", http.MethodPost, cms+"?dryRun=All", hdr, big60k[:20_000])
 			go func() {
 				defer wg.Done()
 				defer c.Close()

@@ -130,32 +130,43 @@ func (a answer) String() string {
 // pair, twice, and requires one uniform 403 Status per probe.
 func sameDenial(who string, probes []oracleProbe) func(e *attackEnv, vars map[string]string) error {
 	return func(e *attackEnv, vars map[string]string) error {
-		var errs []string
-		for _, pair := range oraclePairs {
-			for _, p := range probes {
-				var first answer
-				for i, ws := range []string{pair[0], pair[1], pair[0], pair[1]} {
-					a := probeAnswer(e, who, p, ws, vars)
-					if i == 0 {
-						first = a
-						if err := isForbiddenStatus(a); err != nil {
-							errs = append(errs, fmt.Sprintf("%s at %s: %v\n%s", p.name, expand(ws, vars), err, a))
-							break
-						}
-						continue
-					}
-					if a.String() != first.String() {
-						errs = append(errs, fmt.Sprintf("%s: %s answers\n%s\nbut %s answers\n%s", p.name, expand(pair[0], vars), first, expand(ws, vars), a))
+		return sameAnswers(e, vars, who, probes, nil, isForbiddenStatus)
+	}
+}
+
+// sameAnswers sends every probe as who against both workspaces of every
+// pair, twice, and requires the same answer for each probe, the first of
+// which must pass refusal. each, when set, readies a probe before it is
+// sent.
+func sameAnswers(e *attackEnv, vars map[string]string, who string, probes []oracleProbe, each func(*oracleProbe), refusal func(answer) error) error {
+	var errs []string
+	for _, pair := range oraclePairs {
+		for _, p := range probes {
+			var first answer
+			for i, ws := range []string{pair[0], pair[1], pair[0], pair[1]} {
+				if each != nil {
+					each(&p)
+				}
+				a := probeAnswer(e, who, p, ws, vars)
+				if i == 0 {
+					first = a
+					if err := refusal(a); err != nil {
+						errs = append(errs, fmt.Sprintf("%s at %s: %v\n%s", p.name, expand(ws, vars), err, a))
 						break
 					}
+					continue
+				}
+				if a.String() != first.String() {
+					errs = append(errs, fmt.Sprintf("%s: %s answers\n%s\nbut %s answers\n%s", p.name, expand(pair[0], vars), first, expand(ws, vars), a))
+					break
 				}
 			}
 		}
-		if len(errs) > 0 {
-			return fmt.Errorf("%d probes tell workspaces apart:\n%s", len(errs), strings.Join(errs, "\n---\n"))
-		}
-		return nil
 	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%d probes tell workspaces apart:\n%s", len(errs), strings.Join(errs, "\n---\n"))
+	}
+	return nil
 }
 
 // isForbiddenStatus checks a is a Kubernetes Status 403 Forbidden.
