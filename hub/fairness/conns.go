@@ -22,8 +22,11 @@ type ConnLimits struct {
 	PerAddress int
 	// HandshakesPerSecond bounds new TLS handshakes hub-wide (its burst is
 	// one second's worth), and a fifth of it per address prefix
-	// (login.PrefixOf), with the same burst; 0: none.
+	// (login.PrefixOf), with the same burst; 0: none. The hub's own
+	// address has a bucket of its own of the same rate (own.go).
 	HandshakesPerSecond float64
+	// Own are the hub's in-process clients' connections, never metered.
+	Own *OwnDials
 }
 
 // connLimit bounds the connections the hub's listener holds open: in
@@ -39,8 +42,8 @@ type ConnLimits struct {
 // is not closed by the churn of the idle ones; else of the one silent
 // longest. A connection
 // from the hub's own address (its loopback client, a process on its host)
-// is never closed for another and is outside the per-address and
-// handshake bounds.
+// is never closed for another and is outside the per-address bound; its
+// handshakes have a bucket of their own (own.go).
 //
 // It also meters TLS handshakes (C-E: a new connection per request, 60 at
 // once, took the CPU): when a connection's first bytes arrive (a
@@ -51,6 +54,7 @@ type connLimit struct {
 	net.Listener
 	total, perAddr int
 	hs             *handshakes // nil: no bound
+	own            *OwnDials
 
 	seq atomic.Uint64 // activity clock: one tick per read or write
 
@@ -62,12 +66,12 @@ type connLimit struct {
 }
 
 // LimitConnections wraps l with lim's bounds on clock c.
-func LimitConnections(l net.Listener, lim ConnLimits, c clock.PassiveClock) net.Listener {
+func LimitConnections(l net.Listener, lim ConnLimits, c clock.Clock) net.Listener {
 	if lim.Total <= 0 && lim.PerAddress <= 0 && lim.HandshakesPerSecond <= 0 {
 		return l
 	}
 	cl := &connLimit{Listener: l, total: lim.Total, perAddr: lim.PerAddress,
-		byAddr: map[string]int{}, fresh: newHeaviest(), others: map[*limitedConn]bool{}}
+		byAddr: map[string]int{}, fresh: newHeaviest(), others: map[*limitedConn]bool{}, own: lim.Own}
 	if lim.HandshakesPerSecond > 0 {
 		cl.hs = newHandshakes(lim.HandshakesPerSecond, c)
 	}
@@ -193,9 +197,9 @@ func (c *limitedConn) Read(b []byte) (int, error) {
 		c.active.Store(c.l.seq.Add(1))
 		if !c.metered.Load() {
 			c.metered.Store(true)
-			if !c.self && c.l.hs != nil && !c.l.hs.admit(c.prefix) {
+			if c.l.hs != nil && !c.l.admitHandshake(c) {
 				handshakesRefused.Inc()
-				klog.V(2).InfoS("Refusing a TLS handshake: too many from this address", "address", c.addr)
+				klog.V(2).InfoS("Refusing a TLS handshake: too many from this address", "address", c.addr, "own", c.self)
 				_ = c.Close()
 				return 0, errHandshakeRefused
 			}
@@ -219,6 +223,20 @@ func (c *limitedConn) Close() error {
 	return err
 }
 
+// admitHandshake takes lc's handshake token: none for the hub's own
+// dials; the own bucket's, perhaps after a wait, for its own address;
+// else its prefix's and the hub-wide one.
+func (c *connLimit) admitHandshake(lc *limitedConn) bool {
+	switch {
+	case c.own.has(lc.RemoteAddr().String()):
+		return true
+	case lc.self:
+		return c.hs.own.admit()
+	default:
+		return c.hs.admit(lc.prefix)
+	}
+}
+
 // handshakes meters new TLS handshakes per address prefix and hub-wide.
 // Over the hub-wide bucket, a prefix whose own bucket is full (it has
 // been quiet: a kubelet probing, a new client) still gets one through, and
@@ -226,16 +244,18 @@ func (c *limitedConn) Close() error {
 // through once per refill, not once per token.
 type handshakes struct {
 	perPrefix, total *login.RateLimiter
+	own              *ownHandshakes
 }
 
 // A prefix's burst is the hub-wide one: a client that was quiet may open
 // many connections at once (an edge agent's revdial pickups, a browser),
 // and only a sustained rate past a fifth of the hub's is refused.
-func newHandshakes(perSecond float64, c clock.PassiveClock) *handshakes {
+func newHandshakes(perSecond float64, c clock.Clock) *handshakes {
 	per := max(perSecond/5, 1)
 	return &handshakes{
 		perPrefix: login.NewRateLimiter(per, max(int(perSecond), 1), 10000, nil, c),
 		total:     login.NewRateLimiter(perSecond, max(int(perSecond), 1), 1, nil, c),
+		own:       newOwnHandshakes(perSecond, c),
 	}
 }
 

@@ -116,7 +116,11 @@
 //     prefix and hub-wide, their 429s held (conns.go, anonymous.go; third
 //     outside review C-A: idle connections filled the open-file limit and
 //     the hub exited; C-E: anonymous floods slowed other tenants 20-fold).
-//     The hub's own address is exempt: its loopback client dials it.
+//     The hub's own address (every process on its host or in its pod)
+//     has a handshake bucket of its own, past whose burst a handshake
+//     waits for its token (own.go; fourth review, attempt 4: a flood
+//     from 127.0.0.1 reconnected for free); the in-process loopback
+//     client's own connections take no token.
 //   - The hub's own work is never queued behind tenants: the loopback
 //     client (lease renewals of replicas: single providers, supervision,
 //     the controllers) is system:masters. What starved lease renewals in

@@ -82,7 +82,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Most connections one client address may hold open; past it a new one is closed at once. 0 means no bound.")
 	fs.Float64Var(&o.TLSHandshakesPerSecond, "max-tls-handshakes-per-second", o.TLSHandshakesPerSecond,
 		"New TLS handshakes per second the hub begins, and a fifth of it per client address prefix (IPv4 /24, IPv6 /64); a connection over it is closed before its handshake. "+
-			"Past the hub-wide rate a prefix that was quiet still gets one. Connections from the hub's own address are not counted. 0 means no bound.")
+			"Past the hub-wide rate a prefix that was quiet still gets one. Connections from the hub's own address take a bucket of their own of the same rate and burst, "+
+			"waiting up to 5s for a token before they are closed; the hub's in-process loopback client is not counted. 0 means no bound.")
 	fs.Float64Var(&o.AnonymousRequestsPerSecond, "max-anonymous-requests-per-second", o.AnonymousRequestsPerSecond,
 		"Requests without credentials (no token, session cookie or client certificate) per second, and a fifth of it per client address prefix; over it they get 429. 0 means no bound.")
 	fs.IntVar(&o.AnonymousRequestsInFlight, "max-anonymous-requests-inflight", o.AnonymousRequestsInFlight,

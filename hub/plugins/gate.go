@@ -61,21 +61,29 @@ func (h *Host) gated(ctx context.Context, p *provider, l *launched, released fun
 	l.c.Kill()
 	h.cleanProviderSockets(ctx, p.name)
 	h.update(p, func(s *Status) { s.State, s.Descriptor, s.Pid = StateStandby, l.d, 0 })
+	gctx, stop := context.WithCancel(ctx)
+	defer stop()
 	lead := func(lctx context.Context) {
 		log.Info("Holding single-replica provider; starting it")
 		h.superviseLoop(ctx, lctx, p, nil)
-		if lctx.Err() != nil && ctx.Err() == nil {
+		switch {
+		case lctx.Err() == nil || ctx.Err() != nil:
+			// It failed for good here (StateFailed): returning with lctx
+			// alive hands it to another replica. Or the hub stops.
+		case gctx.Err() == nil:
+			// The Gate took it away (a renewal missed its deadline, or
+			// another replica holds the Lease): counted, as the fourth
+			// outside review saw it only in the log.
 			log.Info("Lost single-replica provider; stopped it")
+			h.update(p, func(s *Status) { s.State, s.Pid, s.LeaseLosses = StateStandby, 0, s.LeaseLosses+1 })
+		default:
+			log.Info("Handed single-replica provider over; stopped it")
 			h.update(p, func(s *Status) { s.State, s.Pid = StateStandby, 0 })
 		}
-		// Otherwise it failed for good here (StateFailed): returning with
-		// lctx alive hands it to another replica.
 	}
 	observe := func(holder string) {
 		h.update(p, func(s *Status) { s.Holder = holder })
 	}
-	gctx, stop := context.WithCancel(ctx)
-	defer stop()
 	go func() {
 		select {
 		case <-h.handover:

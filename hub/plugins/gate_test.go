@@ -93,7 +93,11 @@ func TestHostGate(t *testing.T) {
 	get(t, h, "example", "/services/whoami")
 
 	close(g.revoke)
-	waitState(t, h, "example", StateStandby)
+	// A lost Gate is counted as such (wharf_provider_lease_losses_total),
+	// not as a restart.
+	if lost := waitState(t, h, "example", StateStandby); lost.LeaseLosses != 1 || lost.Restarts != 0 {
+		t.Fatalf("after losing the gate: %d lease losses, %d restarts; want 1 and 0", lost.LeaseLosses, lost.Restarts)
+	}
 	if processAlive(st.Pid) {
 		t.Fatalf("example pid %d still alive after losing the gate", st.Pid)
 	}

@@ -44,6 +44,8 @@ func TestHostHandover(t *testing.T) {
 	// once, and the test cannot tell which it sees first.
 	if got, _ := h.Status("example"); got.State != StateStopped && got.State != StateStandby {
 		t.Fatalf("example after handover: %s, want Stopped or Standby", got.State)
+	} else if got.LeaseLosses != 0 {
+		t.Fatalf("a handover counted as %d lease losses", got.LeaseLosses)
 	}
 	if _, ok := h.Transport("example"); ok {
 		t.Fatal("example keeps a transport after handover")

@@ -43,6 +43,11 @@ type Status struct {
 	// Restarts counts relaunches after a crash, failed health checks or a
 	// failed start.
 	Restarts int
+	// LeaseLosses counts stops of a replicas: single provider because
+	// this replica lost its Gate (a lease renewal missed its deadline, or
+	// another replica took the Lease); not a handover. The later start
+	// when the Lease is held again is not a restart.
+	LeaseLosses int
 	// Descriptor is the manifest from the latest successful Describe, nil
 	// before the first. Shared: callers must not modify it.
 	Descriptor *plugin.Descriptor

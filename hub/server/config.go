@@ -232,7 +232,14 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	// Idle connections must not use up the descriptors etcd and the
 	// plugins need (third review, C-A: the hub exited).
 	if gc.SecureServing != nil && gc.SecureServing.Listener != nil {
-		gc.SecureServing.Listener = fairness.LimitConnections(gc.SecureServing.Listener, o.Fairness.ListenerLimits(fairness.OpenFileLimit()), clock.RealClock{})
+		lim := o.Fairness.ListenerLimits(fairness.OpenFileLimit())
+		if gc.LoopbackClientConfig != nil {
+			// The loopback client's own connections are never metered
+			// (hub/fairness own.go).
+			lim.Own = fairness.NewOwnDials()
+			gc.LoopbackClientConfig.Dial = lim.Own.DialContext
+		}
+		gc.SecureServing.Listener = fairness.LimitConnections(gc.SecureServing.Listener, lim, clock.RealClock{})
 	}
 	resourceConfig := serverstorage.NewResourceConfig()
 	resourceConfig.EnableVersions(servedGroupVersions...)

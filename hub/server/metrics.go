@@ -56,10 +56,15 @@ var (
 		Help:           "Times a provider plugin was relaunched after a crash, failed health checks or a failed start.",
 		StabilityLevel: compbasemetrics.ALPHA,
 	}, []string{"provider"})
+	providerLeaseLosses = compbasemetrics.NewCounterVec(&compbasemetrics.CounterOpts{
+		Name:           "wharf_provider_lease_losses_total",
+		Help:           "Times this replica stopped a replicas: single provider because it lost its Lease (a renewal missed its deadline, or another replica took it).",
+		StabilityLevel: compbasemetrics.ALPHA,
+	}, []string{"provider"})
 )
 
 func init() {
-	legacyregistry.MustRegister(providerUp, providerRestarts)
+	legacyregistry.MustRegister(providerUp, providerRestarts, providerLeaseLosses)
 }
 
 // runProviderMetrics mirrors the plugin host's status into the metrics.
@@ -68,7 +73,7 @@ func init() {
 // the hub process like any Prometheus counter.
 func runProviderMetrics(ctx context.Context, h *plugins.Host) {
 	changes := h.Subscribe(ctx)
-	seen := map[string]int{}
+	seen, lost := map[string]int{}, map[string]int{}
 	for {
 		for _, st := range h.List() {
 			up := 0.0
@@ -80,6 +85,11 @@ func runProviderMetrics(ctx context.Context, h *plugins.Host) {
 			if d := st.Restarts - seen[st.Name]; d > 0 {
 				restarts.Add(float64(d))
 				seen[st.Name] = st.Restarts
+			}
+			losses := providerLeaseLosses.WithLabelValues(st.Name) // exported from 0
+			if d := st.LeaseLosses - lost[st.Name]; d > 0 {
+				losses.Add(float64(d))
+				lost[st.Name] = st.LeaseLosses
 			}
 		}
 		if _, ok := <-changes; !ok {
