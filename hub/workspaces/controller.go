@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/lru"
 
 	tenancyv1alpha1 "github.com/wharfhub/wharf/hub/apis/tenancy/v1alpha1"
 	"github.com/wharfhub/wharf/hub/cluster"
@@ -56,8 +58,13 @@ type Controller struct {
 	keyed *controller.Keyed
 	// held spaces out the looks at a deletion its content holds (see
 	// requeueHeld); wakes brings one forward when its content goes.
-	held  workqueue.TypedRateLimiter[string]
-	wakes *wakes
+	held workqueue.TypedRateLimiter[string]
+	// tenantOfKey names a key's tenant, whose timer-driven looks at held
+	// deletions paceHeld paces; nil: none paced.
+	tenantOfKey func(string) string
+	paceMu      sync.Mutex
+	paces       *lru.Cache // paceMu; tenant -> *rate.Limiter
+	wakes       *wakes
 	// Events, when set, records into the parent workspace (where the
 	// Workspace object lives) that a deletion finished.
 	Events *events.Recorder
@@ -84,7 +91,7 @@ func NewController(r *REST, index *Index, etcd *clientv3.Client, etcdPrefix stri
 	}
 	return &Controller{rest: r, index: index, etcd: etcd, etcdPrefix: etcdPrefix, clock: clock.RealClock{}, keyed: keyed,
 		held:  workqueue.NewTypedItemExponentialFailureRateLimiter[string](heldBackoffBase, heldBackoffMax),
-		wakes: newWakes()}, nil
+		wakes: newWakes(), tenantOfKey: controller.ClusterKeyTenant(tenantOf)}, nil
 }
 
 // DeleteContentFirst makes deletion go through content before the purge,

@@ -1,10 +1,13 @@
 package workspaces
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"k8s.io/client-go/util/workqueue"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 // TestHeldBackoff: a held deletion is looked at again after 1 s, 2 s, 4 s
@@ -60,5 +63,44 @@ func TestWakesKeyFor(t *testing.T) {
 	w.release("abcdefghijklmnop")
 	if _, ok := w.keyFor("/registry/configmaps/abcdefghijklmnop/default/x"); ok {
 		t.Error("released cluster still wakes")
+	}
+}
+
+// TestHeldLooksPacedPerTenant (issue 24, B4): one tenant's many held
+// deletions, each at the start of its backoff, are looked at no faster
+// than heldLooksPerSecond after a burst of heldLooksBurst, while another
+// tenant's held deletion keeps its own backoff; the grace period still
+// bounds every wait.
+func TestHeldLooksPacedPerTenant(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1e9, 0))
+	c := &Controller{
+		held:  workqueue.NewTypedItemExponentialFailureRateLimiter[string](heldBackoffBase, heldBackoffMax),
+		clock: clk,
+		tenantOfKey: func(key string) string {
+			tenant, _, _ := strings.Cut(key, "/")
+			return tenant
+		},
+	}
+	var last time.Duration
+	for i := range 40 {
+		got := c.requeueHeld(fmt.Sprintf("mallory//held-%d", i), time.Hour)
+		want := heldBackoffBase
+		if i >= heldLooksBurst {
+			// Each look past the burst a second after the one before.
+			want = heldBackoffBase + time.Duration(i-heldLooksBurst+1)*time.Second/heldLooksPerSecond
+		}
+		if got != want {
+			t.Fatalf("mallory's held deletion %d: looked at after %v, want %v", i, got, want)
+		}
+		last = got
+	}
+	if last < 30*time.Second {
+		t.Fatalf("40 held deletions of one tenant looked at within %v", last)
+	}
+	if got := c.requeueHeld("alice//held", time.Hour); got != heldBackoffBase {
+		t.Errorf("another tenant's held deletion: after %v, want its backoff %v", got, heldBackoffBase)
+	}
+	if got := c.requeueHeld("mallory//late", 5*time.Second); got != 5*time.Second {
+		t.Errorf("past the grace period: after %v, want the 5s left", got)
 	}
 }

@@ -141,6 +141,13 @@ func (x *Index) Allocate(ctx context.Context, path cluster.Path) (cluster.ID, er
 // MarkTerminating records that a workspace is being deleted, so that every
 // replica refuses new objects in it while its keys are removed.
 func (x *Index) MarkTerminating(ctx context.Context, id cluster.ID, path cluster.Path) error {
+	if info, ok := x.Cached(string(id)); ok && info.Terminating {
+		// Marked already (a record stays terminating until released): a
+		// held deletion is looked at again and again, and each look wrote
+		// the same record to etcd, an fsync the other tenants' writes
+		// queued behind (issue 24, B4).
+		return nil
+	}
 	rec, err := json.Marshal(record{Path: path, Terminating: true})
 	if err != nil {
 		return err
