@@ -24,6 +24,11 @@
 //     only the hub's own user can reach the socket.
 //   - A single member has no peers, so it needs no peer listener; the peer
 //     URL it advertises is never listened on.
+//   - One member per directory: the member's process holds member.lock in
+//     it (dirlock.go), and a hub restarted before its predecessor has
+//     stopped waits for it, since etcd removes its socket path when it
+//     opens and when it closes, and would otherwise leave the new member
+//     without a socket.
 //
 // Snapshots (snapshot*.go, `wharf-hub snapshot save|restore`) hold all of
 // the above too. Save reaches the embedded member only through that

@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 	"time"
 
+	"go.etcd.io/etcd/client/pkg/v3/fileutil"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 )
 
 // socketName is the client socket inside the member's directory.
@@ -33,6 +35,8 @@ var unreachablePeerURL = url.URL{Scheme: "http", Host: "127.0.0.1:2380"}
 // Embedded is a running single-member etcd.
 type Embedded struct {
 	etcd *embed.Etcd
+	// lock is held for the member's life (lockDir).
+	lock *fileutil.LockedFile
 	// ClientURL is the unix:// URL of the client socket that the hub's
 	// storage connects to. Several processes of the same user may share it
 	// (the e2e tests point several hubs at one member).
@@ -77,6 +81,12 @@ func StartEmbeddedWithQuota(ctx context.Context, dir string, quotaBytes int64) (
 	if len(sock) > maxSocketPath {
 		return nil, fmt.Errorf("etcd socket path %q is longer than %d bytes: use a shorter --data-dir", sock, maxSocketPath)
 	}
+	// Before etcd opens its socket: a previous hub on this dir may still
+	// be shutting down (lockDir).
+	lock, err := lockDir(ctx, clock.RealClock{}, dir, dirLockWait)
+	if err != nil {
+		return nil, err
+	}
 	cfg := embed.NewConfig()
 	cfg.Name = memberName
 	cfg.Dir = filepath.Join(dir, memberDirName)
@@ -106,23 +116,30 @@ func StartEmbeddedWithQuota(ctx context.Context, dir string, quotaBytes int64) (
 
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
+		_ = lock.Close()
 		return nil, fmt.Errorf("starting embedded etcd: %w", err)
 	}
 	select {
 	case <-e.Server.ReadyNotify():
 	case <-time.After(60 * time.Second):
 		e.Close()
+		_ = lock.Close()
 		return nil, fmt.Errorf("embedded etcd not ready after 60s")
 	case <-ctx.Done():
 		e.Close()
+		_ = lock.Close()
 		return nil, ctx.Err()
 	}
 	klog.InfoS("Embedded etcd ready", "dir", dir, "clientURL", cu.String())
-	return &Embedded{etcd: e, ClientURL: cu.String(), SocketPath: sock, QuotaBytes: quotaBytes}, nil
+	return &Embedded{etcd: e, lock: lock, ClientURL: cu.String(), SocketPath: sock, QuotaBytes: quotaBytes}, nil
 }
 
-// Close stops etcd. Call it only after the apiserver has shut down.
-func (e *Embedded) Close() { e.etcd.Close() }
+// Close stops etcd, then lets the next member on its dir start. Call it
+// only after the apiserver has shut down.
+func (e *Embedded) Close() {
+	e.etcd.Close()
+	_ = e.lock.Close()
+}
 
 // Err reports fatal errors of the running member.
 func (e *Embedded) Err() <-chan error { return e.etcd.Err() }
