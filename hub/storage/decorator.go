@@ -124,6 +124,15 @@ func decorator(inner generic.StorageDecorator, scope Scope, wrap func(storage.In
 		if keyFunc == nil {
 			clusterKeyFunc = nil
 		}
+		// A cached scoped resource without a trigger of its own gets the
+		// cluster as its trigger (trigger.go); upstream's cache supports
+		// one trigger per resource, so one with its own keeps it.
+		byClusterWatch := false
+		if scope == Scoped && len(trigger) == 0 && getAttrsFunc != nil && keyFunc != nil {
+			trigger = storage.IndexerFuncs{clusterField: clusterTrigger}
+			getAttrsFunc = withClusterField(getAttrsFunc)
+			byClusterWatch = true
+		}
 		guarded := *config
 		guard := newKeyGuard(config.Transformer, config.Codec, config.Prefix, config.GroupResource,
 			resourcePrefix, scope, newFunc, keyFunc)
@@ -139,6 +148,6 @@ func decorator(inner generic.StorageDecorator, scope Scope, wrap func(storage.In
 		if wrap != nil && scope == Scoped {
 			s = wrap(s, config)
 		}
-		return &clusterStorage{delegate: s, resourcePrefix: resourcePrefix, scope: scope}, destroy, nil
+		return &clusterStorage{delegate: s, resourcePrefix: resourcePrefix, scope: scope, byCluster: byClusterWatch}, destroy, nil
 	}
 }

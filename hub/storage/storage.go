@@ -19,6 +19,8 @@ type clusterStorage struct {
 	delegate       storage.Interface
 	resourcePrefix string
 	scope          Scope
+	// byCluster: the store below indexes watchers by cluster (trigger.go).
+	byCluster bool
 }
 
 var _ storage.Interface = &clusterStorage{}
@@ -97,6 +99,9 @@ func (s *clusterStorage) Watch(ctx context.Context, key string, opts storage.Lis
 	k, err := s.collectionKey(ctx, "watch", key, opts.Recursive)
 	if err != nil {
 		return nil, err
+	}
+	if id, ok := cluster.From(ctx); ok && s.byCluster {
+		opts.Predicate = byCluster(opts.Predicate, id)
 	}
 	w, err := s.delegate.Watch(ctx, k, opts)
 	if err != nil {

@@ -34,17 +34,17 @@ const (
 
 // newConfigMapStore runs a real embedded etcd and the real watch cache below
 // the cluster decorator, as the hub does.
-func newConfigMapStore(t *testing.T) (*registry.Store, *clientv3.Client) {
+func newConfigMapStore(t testing.TB) (*registry.Store, *clientv3.Client) {
 	t.Helper()
 	etcd := testserver.RunEtcd(t, nil)
 	return newConfigMapStoreOn(t, etcd.Endpoints()), etcd.Client
 }
 
-func newConfigMapStoreOn(t *testing.T, endpoints []string) *registry.Store {
+func newConfigMapStoreOn(t testing.TB, endpoints []string) *registry.Store {
 	return newStoreOn(t, endpoints, "configmaps")
 }
 
-func newStoreOn(t *testing.T, endpoints []string, resource string) *registry.Store {
+func newStoreOn(t testing.TB, endpoints []string, resource string) *registry.Store {
 	t.Helper()
 	s := scheme.New()
 	codecs := scheme.NewCodecs(s)
@@ -66,11 +66,17 @@ func newStoreOn(t *testing.T, endpoints []string, resource string) *registry.Sto
 		t.Fatal(err)
 	}
 	t.Cleanup(store.DestroyFunc)
-	// The watch cache answers "(re)initializing" until its first list is in.
+	// The watch cache answers "(re)initializing" until its first list is
+	// in; a list may be served from etcd before, so a watch is the test.
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		_, err := store.List(cluster.WithCluster(request.WithNamespace(context.Background(), ""), clusterA), nil)
+		ctx := cluster.WithCluster(request.WithNamespace(context.Background(), ""), clusterA)
+		_, err := store.List(ctx, nil)
 		if err == nil {
-			break
+			var w watch.Interface
+			if w, err = store.Watch(ctx, &metainternalversion.ListOptions{}); err == nil {
+				w.Stop()
+				break
+			}
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("watch cache not ready: %v", err)
