@@ -37,15 +37,19 @@ func r5ResourceVersions(t *testing.T, e *attackEnv) {
 	after := rv()
 	t.Logf("r5:10: her list's resourceVersion %s, then %s after victor's 5 writes and her 1 (the hub-wide revision)", before, after)
 
-	// A watch of her whole workspace from resourceVersion 1, ended by the
-	// server after a second: her objects, or 410 Gone; none of his.
+	// Watches of her workspace from resourceVersion 1 (410 Gone: too old,
+	// which names the hub's revision) and from her list's before victor's
+	// writes (her ConfigMap only), each ended by the server after a
+	// second: her objects only, none of his.
 	for _, path := range []string{
 		"/clusters/{malloryHome}/api/v1/configmaps?watch=1&resourceVersion=1&timeoutSeconds=1",
 		"/clusters/{malloryHome}/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=1&timeoutSeconds=1",
 		"/clusters/{malloryHome}/api/v1/configmaps?watch=1&resourceVersion=1&allowWatchBookmarks=true&timeoutSeconds=1",
+		"/clusters/{malloryHome}/api/v1/configmaps?watch=1&resourceVersion=" + before + "&timeoutSeconds=1",
 	} {
+		sawMine := false
 		body := r5Step(t, e, step{as: "mallory", method: http.MethodGet, path: path, want: http.StatusOK}, "victor-rv", "{victorHome}", "{victorID}")
-		events := 0
+		var types []string
 		for _, line := range strings.Split(strings.TrimSpace(body), "\n") {
 			var ev struct {
 				Type   string
@@ -64,7 +68,7 @@ func r5ResourceVersions(t *testing.T, e *attackEnv) {
 				t.Errorf("r5:10: %s: event %q: %v", path, line, err)
 				continue
 			}
-			events++
+			types = append(types, ev.Type)
 			switch ev.Type {
 			case "ERROR":
 				if ev.Object.Code != http.StatusGone {
@@ -75,9 +79,13 @@ func r5ResourceVersions(t *testing.T, e *attackEnv) {
 				if c := ev.Object.Metadata.Annotations["wharf.dev/cluster"]; c != e.vars["malloryID"] {
 					t.Errorf("r5:10: %s: event for %q of cluster %q, not hers", path, ev.Object.Metadata.Name, c)
 				}
+				sawMine = sawMine || ev.Object.Metadata.Name == "mine-rv"
 			}
 		}
-		t.Logf("r5:10: %s: %d events", path, events)
+		t.Logf("r5:10: %s: events %v", path, types)
+		if strings.Contains(path, "resourceVersion="+before) && !sawMine {
+			t.Errorf("r5:10: %s: her own ConfigMap was not delivered: %v", path, types)
+		}
 	}
 }
 
