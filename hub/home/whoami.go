@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/endpoints/request"
@@ -34,8 +36,11 @@ type WhoAmI struct {
 	Extra  map[string][]string `json:"extra,omitempty"`
 	// Home is the caller's home workspace; absent for callers without one.
 	Home *Workspace `json:"home,omitempty"`
-	// Workspaces are those the caller may access (verb "access" on "/"),
-	// sorted by path, at most MaxListed.
+	// Workspaces are those the caller may access (verb "access" on "/")
+	// through a grant that names it: its user name or one of its own
+	// groups (listedAs), sorted by path, at most MaxListed, plus its home.
+	// A workspace open to every authenticated user is still usable by its
+	// path but not listed (review 5, #11).
 	Workspaces []Workspace `json:"workspaces"`
 	Truncated  bool        `json:"truncated,omitempty"`
 }
@@ -105,11 +110,11 @@ func WithWhoAmI(delegate http.Handler, homes Homes, known Lister, authz authoriz
 	})
 }
 
-// accessible lists the known workspaces in which u has "access" on "/",
-// the check the backend proxy makes.
+// accessible lists the known workspaces in which u, as listedAs sees it,
+// has "access" on "/", the check the backend proxy makes.
 func accessible(r *http.Request, u user.Info, known Lister, authz authorizer.UnconditionalAuthorizer) ([]Workspace, bool) {
 	out := []Workspace{}
-	attrs := authorizer.AttributesRecord{User: u, Verb: "access", Path: "/"}
+	attrs := authorizer.AttributesRecord{User: listedAs(u), Verb: "access", Path: "/"}
 	for _, info := range known.Known() {
 		if r.Context().Err() != nil {
 			break
@@ -123,6 +128,31 @@ func accessible(r *http.Request, u user.Info, known Lister, authz authorizer.Unc
 		out = append(out, Workspace{Path: string(info.Path), Cluster: string(info.ID)})
 	}
 	return out, false
+}
+
+// everyoneGroups are held by every caller of a kind. A grant to one of them
+// names nobody: anyone may bind them in a workspace she creates, as many
+// times as her quota allows, so listing what they reach would put every
+// other tenant's junk into each caller's list, and past MaxListed push
+// the caller's own workspaces out of it (review 5, #11). kcp shows a
+// workspace tree the same way: what a user is given, not every workspace
+// some stranger opened to all.
+var everyoneGroups = sets.New(user.AllAuthenticated, user.AllUnauthenticated, serviceaccount.AllServiceAccountsGroup)
+
+// listedAs is u without everyoneGroups, for deciding what whoami lists.
+// A confined identity (a service account, an impersonation) may use one
+// workspace at most, so nobody can crowd its list: it is left whole.
+func listedAs(u user.Info) user.Info {
+	if _, confined := cluster.ConfinedTo(u); confined {
+		return u
+	}
+	groups := make([]string, 0, len(u.GetGroups()))
+	for _, g := range u.GetGroups() {
+		if !everyoneGroups.Has(g) {
+			groups = append(groups, g)
+		}
+	}
+	return &user.DefaultInfo{Name: u.GetName(), UID: u.GetUID(), Groups: groups, Extra: u.GetExtra()}
 }
 
 // withHome adds home to list, in path order, unless it is there already

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -145,4 +146,61 @@ func paths(ws []Workspace) []string {
 		out = append(out, w.Path)
 	}
 	return out
+}
+
+// TestWhoAmIListsWhatNamesTheCaller: a workspace reached only through a
+// group every caller holds (a stranger's binding of system:authenticated)
+// is not listed; one reached by the caller's name or own group is, and so
+// is the home, however it is reached; a confined identity's workspace is
+// listed as it is reached (review 5, #11).
+func TestWhoAmIListsWhatNamesTheCaller(t *testing.T) {
+	// id000: system:authenticated; id001: user alice; id002: group devs;
+	// id003: system:serviceaccounts; idhome: system:authenticated only.
+	grants := map[string]func(user.Info) bool{
+		"id000":  func(u user.Info) bool { return slices.Contains(u.GetGroups(), user.AllAuthenticated) },
+		"id001":  func(u user.Info) bool { return u.GetName() == "alice" },
+		"id002":  func(u user.Info) bool { return slices.Contains(u.GetGroups(), "devs") },
+		"id003":  func(u user.Info) bool { return slices.Contains(u.GetGroups(), "system:serviceaccounts") },
+		"idhome": func(u user.Info) bool { return slices.Contains(u.GetGroups(), user.AllAuthenticated) },
+	}
+	authz := authorizer.AuthorizerFunc(func(ctx context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
+		id, _ := cluster.From(ctx)
+		if g, ok := grants[string(id)]; ok && a.GetVerb() == "access" && g(a.GetUser()) {
+			return authorizer.DecisionAllow, "", nil
+		}
+		return authorizer.DecisionNoOpinion, "", nil
+	})
+	aliceHome := homesFunc(func(context.Context, user.Info) (string, string, error) { return "root:users:alice-x", "idhome", nil })
+	noHome := homesFunc(func(context.Context, user.Info) (string, string, error) { return "", "", ErrNoHome })
+	for _, tc := range []struct {
+		name  string
+		u     user.Info
+		homes Homes
+		want  []string
+	}{
+		{"person", &user.DefaultInfo{Name: "alice", Groups: []string{"devs", user.AllAuthenticated}}, aliceHome,
+			[]string{"root:users:alice-x", "root:w001", "root:w002"}},
+		{"stranger", &user.DefaultInfo{Name: "bob", Groups: []string{user.AllAuthenticated, "system:serviceaccounts"}}, noHome, []string{}},
+		{"confined", &user.DefaultInfo{Name: "carol", Groups: []string{user.AllAuthenticated},
+			Extra: map[string][]string{cluster.ConfinedExtra: {"id000"}}}, noHome, []string{"root:w000"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodGet, WhoAmIPath, nil)
+			req = req.WithContext(request.WithUser(req.Context(), tc.u))
+			rec := httptest.NewRecorder()
+			// This fake does not confine: the confined case shows only
+			// that such an identity's groups are kept whole.
+			WithWhoAmI(http.NotFoundHandler(), tc.homes, known(4), authz).ServeHTTP(rec, req)
+			var got WhoAmI
+			if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+				t.Fatalf("%d %s: %v", rec.Code, rec.Body, err)
+			}
+			if fmt.Sprint(paths(got.Workspaces)) != fmt.Sprint(tc.want) {
+				t.Errorf("workspaces = %v, want %v", paths(got.Workspaces), tc.want)
+			}
+			if len(got.Groups) != len(tc.u.GetGroups()) {
+				t.Errorf("groups = %v: whoami reports the caller's groups whole", got.Groups)
+			}
+		})
+	}
 }

@@ -22,8 +22,19 @@ type admins struct {
 	groups sets.Set[string]
 }
 
+// has reports whether u is a hub administrator. Only how the request
+// authenticated makes one: an identity confined to a workspace (every
+// impersonated identity, every service account) acts in that workspace
+// alone and is never a hub administrator, whatever name or groups it
+// carries. So a workspace admin may impersonate the name or group of a
+// hub administrator there as any other name (review 5, #7: a refusal for
+// those names alone told her who the administrators are), and gets only
+// what her workspace's RBAC grants that name.
 func (a admins) has(u user.Info) bool {
 	if u == nil {
+		return false
+	}
+	if _, confined := cluster.ConfinedTo(u); confined {
 		return false
 	}
 	if a.users.Has(u.GetName()) {

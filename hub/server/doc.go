@@ -13,9 +13,9 @@
 //     hub-wide CustomResourceDefinitions, and impersonating hub identities
 //     with any impersonation verb upstream v0.37 knows (impersonate,
 //     impersonate:user-info, impersonate:serviceaccount,
-//     impersonate:arbitrary-node, impersonate:associated-node): hub
-//     administrators (--admin-user, --admin-group, system:masters),
-//     providers (system:wharf:provider:*), nodes, every other system: user
+//     impersonate:arbitrary-node, impersonate:associated-node):
+//     system:masters, providers (system:wharf:provider:*), nodes, every
+//     other system: user
 //     or group but system:authenticated and the service-account groups,
 //     "*" (upstream's many-at-once check), and hub-owned extras
 //     (wharf.dev/*). The confinement extra is allowed with the request's
@@ -90,6 +90,11 @@
 //     most the workspace of the impersonation (hub/home IsPerson);
 //   - impersonating in /clusters/* is refused, for administrators too
 //     (no workspace to confine to);
+//   - a confined identity is never a hub administrator (admins.has, and
+//     the RBAC quota's and escalation check's exemptions), so the names
+//     and groups of --admin-user and --admin-group are impersonated like
+//     any other (not refused: a refusal for them alone would tell a
+//     workspace admin who the administrators are);
 //   - upstream's constrained serviceaccount and node modes admit a bare
 //     user name only, so with the extra they never apply: a service
 //     account is impersonated through the legacy "impersonate" verb (on

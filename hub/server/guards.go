@@ -20,12 +20,17 @@ import (
 // upstream would let it:
 //
 //   - impersonate hub identities, with any impersonation verb
-//     (isImpersonateVerb): a hub administrator, system:masters, a provider
-//     (whose authorizer scope spans workspaces), a node or any other
-//     system: user or group, or a hub-owned extra (wharf.dev/*, above all
-//     the confinement extra with another workspace). Impersonating a
-//     workspace's own service accounts stays allowed: the identity is
-//     confined to that workspace and judged by its RBAC alone;
+//     (isImpersonateVerb): system:masters, a provider (whose authorizer
+//     scope spans workspaces), a node or any other system: user or group,
+//     every user or group at once, or a hub-owned extra (wharf.dev/*,
+//     above all the confinement extra with another workspace).
+//     Impersonating a workspace's own service accounts stays allowed: the
+//     identity is confined to that workspace and judged by its RBAC alone.
+//     The names and groups of --admin-user and --admin-group are not
+//     refused here: a confined identity is never a hub administrator
+//     (admins.has), so impersonating them gives what any other name gets,
+//     and a refusal for them alone would tell who the administrators are
+//     (review 5, #7);
 //   - write CustomResourceDefinitions, which are hub-wide objects here
 //     (DESIGN.md), so a change would alter every workspace's API.
 //
@@ -77,11 +82,11 @@ func (g guards) forbiddenImpersonation(ctx context.Context, attrs authorizer.Att
 	name := attrs.GetName()
 	switch attrs.GetResource() {
 	case "users":
-		if name == "*" || g.admins.users.Has(name) || (strings.HasPrefix(name, "system:") && !strings.HasPrefix(name, serviceaccount.ServiceAccountUsernamePrefix)) {
+		if name == "*" || (strings.HasPrefix(name, "system:") && !strings.HasPrefix(name, serviceaccount.ServiceAccountUsernamePrefix)) {
 			return fmt.Sprintf("impersonating user %q needs a hub administrator", name)
 		}
 	case "groups":
-		if name == "*" || g.admins.groups.Has(name) || (strings.HasPrefix(name, "system:") && !impersonableSystemGroups.Has(name) && !strings.HasPrefix(name, serviceaccount.ServiceAccountGroupPrefix)) {
+		if name == "*" || (strings.HasPrefix(name, "system:") && !impersonableSystemGroups.Has(name) && !strings.HasPrefix(name, serviceaccount.ServiceAccountGroupPrefix)) {
 			return fmt.Sprintf("impersonating group %q needs a hub administrator", name)
 		}
 	case "nodes":

@@ -34,8 +34,11 @@ func TestHubGuards(t *testing.T) {
 		deny bool
 	}{
 		{"hub admin group", target{"groups", "", "system:masters"}, true},
-		{"configured admin group", target{"groups", "", "platform"}, true},
-		{"configured admin user", target{"users", "", "root-op"}, true},
+		// An administrator's name or group is impersonated as any other
+		// (review 5, #7): the identity is confined, so never an
+		// administrator (TestConfinedIsNoAdmin).
+		{"configured admin group", target{"groups", "", "platform"}, false},
+		{"configured admin user", target{"users", "", "root-op"}, false},
 		{"provider identity", target{"users", "", "system:wharf:provider:edges"}, true},
 		{"provider group", target{"groups", "", "system:wharf:providers"}, true},
 		{"workspace group of a service account", target{"groups", "", "system:cluster:abc"}, true},
@@ -109,5 +112,38 @@ func TestHubGuards(t *testing.T) {
 				t.Fatalf("a guard never allows; got %v", d)
 			}
 		})
+	}
+}
+
+// TestConfinedIsNoAdmin: a hub administrator's name or group makes a hub
+// administrator only of an identity that is not confined to a workspace;
+// an impersonated one (or a service account) carrying the same name or
+// groups is an ordinary identity of its workspace (review 5, #7).
+func TestConfinedIsNoAdmin(t *testing.T) {
+	a := admins{users: sets.New("root-op"), groups: sets.New("system:masters", "platform")}
+	confined := map[string][]string{cluster.ConfinedExtra: {"c0here"}}
+	for _, tc := range []struct {
+		name string
+		u    user.Info
+		want bool
+	}{
+		{"admin user", &user.DefaultInfo{Name: "root-op"}, true},
+		{"admin group", &user.DefaultInfo{Name: "bob", Groups: []string{"platform"}}, true},
+		{"system:masters", &user.DefaultInfo{Name: "x", Groups: []string{"system:masters"}}, true},
+		{"ordinary user", &user.DefaultInfo{Name: "carol", Groups: []string{"system:authenticated"}}, false},
+		{"admin user impersonated", &user.DefaultInfo{Name: "root-op", Extra: confined}, false},
+		{"admin group impersonated", &user.DefaultInfo{Name: "bob", Groups: []string{"platform"}, Extra: confined}, false},
+		{"admin user confined to nothing", &user.DefaultInfo{Name: "root-op", Extra: map[string][]string{cluster.ConfinedExtra: nil}}, false},
+		{"nobody", nil, false},
+	} {
+		if got := a.has(tc.u); got != tc.want {
+			t.Errorf("%s: has = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	// The chain: an impersonated administrator's name may not list
+	// across /clusters/* nor act in another workspace.
+	d, _, _ := a.Authorize(context.Background(), authorizer.AttributesRecord{User: &user.DefaultInfo{Name: "root-op", Extra: confined}, Verb: "list", Resource: "secrets", ResourceRequest: true})
+	if d == authorizer.DecisionAllow {
+		t.Errorf("an impersonated administrator's name is allowed as an administrator")
 	}
 }

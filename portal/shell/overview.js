@@ -9,8 +9,34 @@ const WS_API = "/apis/tenancy.wharf.dev/v1alpha1/workspaces";
 
 export function renderOverview(main, ctx, signal) {
   const ws = ctx.ws;
-  const user = ctx.session.user;
   const known = ctx.whoami.workspaces.some((w) => w.path === ws.path);
+  if (known || ctx.whoami.truncated) {
+    renderAccessible(main, ctx, signal);
+    return;
+  }
+  // /api/whoami lists only the workspaces that name the caller: one a
+  // stranger opened to every authenticated user is usable by its path but
+  // not listed (README, "/api/whoami"). Ask the workspace itself; a
+  // missing one and one not ours answer the same 403.
+  json(`/clusters/${ws.path}/api`, { signal }).then(
+    () => { if (!signal.aborted) renderAccessible(main, ctx, signal); },
+    () => { if (!signal.aborted) renderMissing(main, ctx, ws); });
+}
+
+// renderMissing says once that nothing below would load, and offers a
+// way back.
+function renderMissing(main, ctx, ws) {
+  const home = ctx.whoami.home || ctx.whoami.workspaces[0];
+  replace(main,
+    h("div", { class: "page-head" }, h("div", {}, h("p", { class: "eyebrow" }, "Workspace"), h("h1", { testid: "ws-current" }, ws.path))),
+    h("div", { class: "banner error", role: "alert", testid: "ws-missing" },
+      `Workspace ${ws.path} does not exist or you have no access to it. `,
+      home ? h("a", { href: href("/ui/", home.path), "data-nav": true }, `Go to ${home.path}`) : null));
+}
+
+function renderAccessible(main, ctx, signal) {
+  const ws = ctx.ws;
+  const user = ctx.session.user;
   const childrenBody = h("tbody", {}, h("tr", {}, h("td", { colspan: 4, class: "muted" }, "Loading…")));
   const listError = h("p", { class: "banner error", role: "alert", hidden: true, testid: "ws-list-error" });
   const createBtn = h("button", { class: "btn primary", type: "button", testid: "ws-create-open", disabled: true,
@@ -22,16 +48,6 @@ export function renderOverview(main, ctx, signal) {
   const deleteDialog = buildDeleteDialog(ctx, ws);
   const openCreate = () => createDialog.open();
 
-  if (!known && !ctx.whoami.truncated) {
-    // Nothing below would load; say so once, and offer a way back.
-    const home = ctx.whoami.home || ctx.whoami.workspaces[0];
-    replace(main,
-      h("div", { class: "page-head" }, h("div", {}, h("p", { class: "eyebrow" }, "Workspace"), h("h1", { testid: "ws-current" }, ws.path))),
-      h("div", { class: "banner error", role: "alert", testid: "ws-missing" },
-        `Workspace ${ws.path} does not exist or you have no access to it. `,
-        home ? h("a", { href: href("/ui/", home.path), "data-nav": true }, `Go to ${home.path}`) : null));
-    return;
-  }
   replace(main,
     h("div", { class: "page-head" },
       h("div", {},

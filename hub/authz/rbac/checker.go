@@ -51,7 +51,7 @@ func (c EscalationChecker) privileged(ctx context.Context) bool {
 	if groups == nil {
 		groups = []string{user.SystemPrivilegedGroup}
 	}
-	return hasGroup(u, groups)
+	return hubPrivileged(u, nil, groups)
 }
 
 func (c EscalationChecker) authz() authorizer.Authorizer {

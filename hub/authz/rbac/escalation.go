@@ -12,6 +12,8 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/component-helpers/auth/rbac/validation"
+
+	"github.com/wharfhub/wharf/hub/cluster"
 )
 
 // EscalationError says which requested rules the caller does not hold.
@@ -88,6 +90,19 @@ func roleResource(kind string) string {
 		return "roles"
 	}
 	return "clusterroles"
+}
+
+// hubPrivileged reports whether u is one of the hub's administrators:
+// named in users or in any of groups, and not confined to a workspace. A
+// confined identity (impersonated, or a service account) acts in its
+// workspace alone and is never a hub administrator, whatever name or
+// groups it carries: a workspace admin may impersonate an administrator's
+// name or group there as any other (hub/server, admins.has).
+func hubPrivileged(u user.Info, users, groups []string) bool {
+	if _, confined := cluster.ConfinedTo(u); confined {
+		return false
+	}
+	return slices.Contains(users, u.GetName()) || hasGroup(u, groups)
 }
 
 // hasGroup reports whether u is in any of groups.

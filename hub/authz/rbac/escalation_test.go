@@ -176,6 +176,11 @@ func TestCheckRoles(t *testing.T) {
 			c := EscalationChecker{RBAC: a, PrivilegedGroups: []string{"wharf:admins"}}
 			return c.CheckClusterRole(asUser(clusterA, "", usr("x", "wharf:admins")), "cr", nil, true)
 		}, isNil},
+		{"a privileged group impersonated (confined) is no privilege", func() error {
+			c := EscalationChecker{RBAC: a, PrivilegedGroups: []string{"wharf:admins"}}
+			x := &user.DefaultInfo{Name: "x", Groups: []string{"wharf:admins"}, Extra: map[string][]string{cluster.ConfinedExtra: {string(clusterA)}}}
+			return c.CheckClusterRole(asUser(clusterA, "", x), "cr", nil, true)
+		}, apierrors.IsForbidden},
 		{"custom privileged groups replace system:masters", func() error {
 			c := EscalationChecker{RBAC: a, PrivilegedGroups: []string{"wharf:admins"}}
 			return c.CheckRole(asUser(clusterA, "ns1", usr("x", user.SystemPrivilegedGroup)), "ns1", "r", secrets)

@@ -3,7 +3,6 @@ package rbac
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -87,12 +86,9 @@ func (q Quota) exempt(ctx context.Context) bool {
 	if !ok || u == nil {
 		return false
 	}
-	if slices.Contains(q.ExemptUsers, u.GetName()) {
-		return true
-	}
 	groups := q.ExemptGroups
 	if groups == nil {
 		groups = []string{user.SystemPrivilegedGroup}
 	}
-	return hasGroup(u, groups)
+	return hubPrivileged(u, q.ExemptUsers, groups)
 }

@@ -69,6 +69,9 @@ func TestQuota(t *testing.T) {
 		{"another workspace", as(clusterB, bob), 5, 1, ""},
 		{"hub admin user", as(clusterA, usr("hubadmin")), 100, 100, ""},
 		{"system:masters", as(clusterA, usr("root", user.SystemPrivilegedGroup)), 100, 100, ""},
+		// An administrator's name impersonated (confined) is no
+		// administrator (review 5, #7).
+		{"hub admin user impersonated", as(clusterA, &user.DefaultInfo{Name: "hubadmin", Extra: map[string][]string{cluster.ConfinedExtra: {string(clusterA)}}}), 2, 0, "exceeded quota"},
 		{"no cluster", request.WithUser(context.Background(), bob), 1, 0, "RBAC quota cannot be evaluated"},
 	}
 	for _, tc := range tests {

@@ -211,7 +211,10 @@ func init() {
 			after: bobStaysOut},
 		hubIdentityRow("system:admin", impHubOnly, map[string]string{"Impersonate-User": "system:admin"}),
 		hubIdentityRow("provider system:wharf:provider:example", impHubOnly, map[string]string{"Impersonate-User": "system:wharf:provider:example"}),
-		hubIdentityRow("--admin-user hubadmin", impHubOnly, map[string]string{"Impersonate-User": "hubadmin"}),
+		// An administrator's name is impersonated as any other name
+		// (review 5, #7): the identity is confined to bob's home, where
+		// the name holds nothing, and is no hub administrator.
+		hubIdentityRow("--admin-user hubadmin", `User \"hubadmin\" cannot list`, map[string]string{"Impersonate-User": "hubadmin"}),
 		hubIdentityRow("group system:masters", "system:masters", map[string]string{"Impersonate-User": "bob", "Impersonate-Group": "system:masters"}),
 		hubIdentityRow("a node (impersonate:arbitrary-node)", impHubOnly, map[string]string{"Impersonate-User": "system:node:n1"}),
 		hubIdentityRow("a workspace's service-account group of alice's home", impHubOnly, map[string]string{"Impersonate-User": "bob", "Impersonate-Group": "system:cluster:{aliceID}"}),

@@ -274,7 +274,8 @@ func TestAdminFlags(t *testing.T) {
 }
 
 // TestWorkspaceAdminStaysInside: a workspace's admin holds "*" on "*"
-// there, yet cannot impersonate hub identities or change the hub-wide
+// there, yet cannot impersonate hub identities (an impersonated name is
+// confined to the workspace, never an administrator) or change the hub-wide
 // CustomResourceDefinitions; it can still impersonate ordinary users.
 func TestWorkspaceAdminStaysInside(t *testing.T) {
 	t.Parallel()

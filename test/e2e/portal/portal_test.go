@@ -2,6 +2,8 @@ package portal
 
 import (
 	"fmt"
+	"io"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -190,6 +192,36 @@ func TestPortal(t *testing.T) {
 		b.shot("provider-error")
 	})
 
+	t.Run("a workspace open to everyone, not in whoami's list, opens; a missing one says so", func(t *testing.T) {
+		b := b.in(t)
+		shared := "root:shared-r5"
+		adminPost(t, env, "/apis/tenancy.wharf.dev/v1alpha1/workspaces", `{"apiVersion":"tenancy.wharf.dev/v1alpha1","kind":"Workspace","metadata":{"name":"shared-r5"}}`)
+		eventually(t, 60*time.Second, func() error {
+			return adminPostErr(env, "/clusters/"+shared+"/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+				`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding","metadata":{"name":"everyone"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"wharf:workspace-access"},"subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"Group","name":"system:authenticated"}]}`)
+		})
+		// whoami lists what names the caller (review 5, #11), so the
+		// shell asks the workspace itself.
+		eventually(t, 30*time.Second, func() error {
+			if code := eval[int](b, `fetch("/clusters/`+shared+`/api").then(r => r.status)`); code != 200 {
+				return fmt.Errorf("discovery in %s: %d", shared, code)
+			}
+			return nil
+		})
+		if w := eval[whoami](b, `fetch("/api/whoami").then(r => r.json())`); strings.Contains(fmt.Sprint(w), shared) {
+			t.Errorf("whoami lists %s: %+v", shared, w)
+		}
+		b.do("open it", chromedp.Navigate(hub+"/ui/?ws="+url.QueryEscape(shared)))
+		b.waitState("ready")
+		b.do("its overview shows", chromedp.WaitVisible(tid("ws-children")))
+		b.waitText(tid("ws-current"), shared, 30*time.Second)
+		missing := "root:missing-r5"
+		b.do("open a missing one", chromedp.Navigate(hub+"/ui/?ws="+url.QueryEscape(missing)))
+		b.waitState("ready")
+		b.do("it says so", chromedp.WaitVisible(tid("ws-missing")))
+		b.waitText(tid("ws-current"), missing, 30*time.Second)
+	})
+
 	t.Log("sign out")
 	session := cookieValue(b, "__Host-wharf_session")
 	b.do("sign out", chromedp.Click(tid("signout")))
@@ -257,4 +289,37 @@ func helloFields(t *testing.T, b *browser, ws string) map[string]string {
 		return nil
 	})
 	return fields
+}
+
+// adminPost posts body to path with the hub's admin token.
+func adminPost(t *testing.T, env *portalEnv, path, body string) {
+	t.Helper()
+	if err := adminPostErr(env, path, body); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// adminPostErr posts body to path with the hub's admin token; 201 and
+// 409 are success.
+func adminPostErr(env *portalEnv, path, body string) error {
+	hc, err := env.hub.Client()
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequest(http.MethodPost, env.hub.URL+path, strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+env.hub.AdminToken)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusConflict {
+		return fmt.Errorf("POST %s: %d %.300s", path, resp.StatusCode, b)
+	}
+	return nil
 }

@@ -32,9 +32,11 @@ func newWSTreeCommand(f *hubFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "tree",
 		Short: "Print the workspaces you may access as a tree",
-		Long: `tree prints every workspace the hub lets you access (those /api/whoami
-lists). Ancestors you may not access are shown only as the path that leads
-to yours; the current workspace is marked.`,
+		Long: `tree prints every workspace the hub lets you access through a grant that
+names you or one of your own groups (those /api/whoami lists: a workspace
+opened to every authenticated user is not, though "use" enters it by path).
+Ancestors you may not access are shown only as the path that leads to
+yours; the current workspace is marked.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := loadWS(cmd.Context(), *f)
