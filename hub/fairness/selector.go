@@ -75,8 +75,20 @@ func headBytes(r *http.Request) int64 {
 			n += int64(len(k) + len(v) + 4)
 		}
 	}
-	return n
+	// A byte of head costs the hub more than a byte of answer: HTTP/2
+	// decodes it (Huffman, about 100 MB/s on one core) before any
+	// handler, and several filters parse the query again. So past an
+	// ordinary head's size each byte weighs HeadByteWeight.
+	return n + (HeadByteWeight-1)*max(0, n-ordinaryHead)
 }
+
+// HeadByteWeight is what a byte of a request's head past ordinaryHead
+// weighs in the traffic budget.
+const HeadByteWeight = 4
+
+// ordinaryHead is the size of an ordinary request's head (a bearer
+// token, a few headers, a short query), charged byte for byte.
+const ordinaryHead = 4 << 10
 
 // ChargeSelector charges the request's selector evaluation to its
 // tenant (selectors.Charger); an exempt request, with no meter, is not
