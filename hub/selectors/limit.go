@@ -81,19 +81,17 @@ func QueryTerms(q url.Values) int {
 // of one.
 func (l *Limit) check(param, raw string) error {
 	escapes := strings.Count(raw, "%")
-	size := len(raw) - 2*escapes
-	if l.MaxBytes > 0 && size > l.MaxBytes {
+	if l.MaxTerms > 0 && strings.Trim(raw, " +") != "" {
+		terms := strings.Count(raw, ",") + 1
+		if escapes > 0 {
+			terms += strings.Count(raw, "%2C") + strings.Count(raw, "%2c")
+		}
+		if terms > l.MaxTerms {
+			return apierrors.NewBadRequest(fmt.Sprintf("%s has %d terms, more than the %d terms this server allows", param, terms, l.MaxTerms))
+		}
+	}
+	if size := len(raw) - 2*escapes; l.MaxBytes > 0 && size > l.MaxBytes {
 		return apierrors.NewBadRequest(fmt.Sprintf("%s is %d bytes long, more than the %d bytes this server allows", param, size, l.MaxBytes))
-	}
-	if l.MaxTerms <= 0 || strings.Trim(raw, " +") == "" {
-		return nil
-	}
-	terms := strings.Count(raw, ",") + 1
-	if escapes > 0 {
-		terms += strings.Count(raw, "%2C") + strings.Count(raw, "%2c")
-	}
-	if terms > l.MaxTerms {
-		return apierrors.NewBadRequest(fmt.Sprintf("%s has %d terms, more than the %d terms this server allows", param, terms, l.MaxTerms))
 	}
 	return nil
 }
