@@ -69,12 +69,17 @@ type counter struct {
 	charger Charger
 	matched atomic.Int64
 	pending atomic.Int64
+	stopped atomic.Bool // ctx has ended: nothing is evaluated any more
 }
 
 // match counts one evaluation of terms, and reports false when the
 // request has ended: it need not be evaluated.
 func (c *counter) match(terms int64) bool {
+	if c.stopped.Load() {
+		return false
+	}
 	if n := c.matched.Add(1); n%ctxEvery == 0 && c.ctx.Err() != nil {
+		c.stopped.Store(true)
 		return false
 	}
 	if c.charger == nil {
