@@ -65,9 +65,9 @@
 //     a tenant in debt is ended before its next event; a provider-route
 //     answer is slowed to the rate. Debt deeper than four bursts is
 //     forgiven.
-//   - A request's head (target, query, header fields) is charged to its
-//     tenant's traffic budget at admission, past 4 KiB at four times its
-//     bytes; a list's or watch's selector, bounded in size before it is
+//   - A request's head (target, query, header fields) past its first
+//     4 KiB is charged to its tenant's traffic budget at admission, four
+//     bytes a byte; a list's or watch's selector, bounded in size before it is
 //     parsed (hub/selectors), is charged for its parses (1 KiB a term)
 //     and its evaluation in the watch cache (4 bytes a term per object or
 //     event), and widens the request by a seat per 64 terms (selector.go;

@@ -61,8 +61,9 @@ func selectorSeats(terms int, most uint64) uint64 {
 	return min(uint64((terms+SelectorTermsPerSeat-1)/SelectorTermsPerSeat), most)
 }
 
-// headBytes is what a request's head weighs: its target (path and
-// query) and its header fields. A 100 KB query answered by a tiny
+// headBytes is what a request's head weighs in its tenant's traffic
+// budget: its target (path and query) and its header fields past an
+// ordinary head's size. A 100 KB query answered by a tiny
 // /version was never charged (fifth review, #19: 40 such GETs at once,
 // 500 a second, and another tenant's throughput fell to 28%).
 func headBytes(r *http.Request) int64 {
@@ -75,11 +76,12 @@ func headBytes(r *http.Request) int64 {
 			n += int64(len(k) + len(v) + 4)
 		}
 	}
-	// A byte of head costs the hub more than a byte of answer: HTTP/2
+	// An ordinary head is the request's to have, as it always was; past
+	// it, a byte of head costs the hub more than a byte of answer: HTTP/2
 	// decodes it (Huffman, about 100 MB/s on one core) before any
-	// handler, and several filters parse the query again. So past an
-	// ordinary head's size each byte weighs HeadByteWeight.
-	return n + (HeadByteWeight-1)*max(0, n-ordinaryHead)
+	// handler, and several filters parse the query again. So each byte
+	// past ordinaryHead weighs HeadByteWeight.
+	return HeadByteWeight * max(0, n-ordinaryHead)
 }
 
 // HeadByteWeight is what a byte of a request's head past ordinaryHead
@@ -87,7 +89,7 @@ func headBytes(r *http.Request) int64 {
 const HeadByteWeight = 4
 
 // ordinaryHead is the size of an ordinary request's head (a bearer
-// token, a few headers, a short query), charged byte for byte.
+// token, a few headers, a short query), not charged.
 const ordinaryHead = 4 << 10
 
 // ChargeSelector charges the request's selector evaluation to its
