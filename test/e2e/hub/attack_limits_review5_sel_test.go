@@ -114,7 +114,12 @@ func TestAttackLimitsReview5Selectors(t *testing.T) {
 		// she is done, or, on a hub the flood starves, after a bound that
 		// is no measure (her unfinished operations are failures).
 		vctx, vstop := context.WithTimeout(ctx, 90*time.Second)
+		// She starts once every loop has been answered at least once (the
+		// flood is under way), and the flood runs on until the loops have
+		// retried twice more.
+		r5AtLeast(vctx, got, loops)
 		victim := r5Victim(vctx, e, "r518", 160)
+		r5AtLeast(vctx, got, 3*loops)
 		vstop()
 		stop()
 		wg.Wait()
@@ -229,6 +234,23 @@ func r5Victim(ctx context.Context, e *attackEnv, tag string, n int) []string {
 		}
 	}
 	return failed
+}
+
+// r5AtLeast waits until got has counted n answers, or ctx ends.
+func r5AtLeast(ctx context.Context, got *codes, n int) {
+	for ctx.Err() == nil {
+		total := 0
+		for _, k := range got.snapshot() {
+			total += k
+		}
+		if total >= n {
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // labelSelector is the review's: n terms "!k<i>" that every object
