@@ -27,14 +27,17 @@
 //
 // The rules:
 //
-//   - Bounded before anything parses it (Limit, WithLimit, outside the
-//     request-info filter): a labelSelector or fieldSelector of more than
-//     --max-selector-terms comma-separated terms, or more than
-//     --max-selector-bytes bytes decoded, is refused with kube-apiserver's
-//     400 BadRequest Status naming the limit. Counting is a scan of the
-//     query; nothing is parsed. Everybody is bounded, administrators too:
-//     the bound applies before anybody is known, as kube-apiserver's
-//     header limit does.
+//   - Bounded before anything parses it: a labelSelector or fieldSelector
+//     of more than --max-selector-terms comma-separated terms, or more
+//     than --max-selector-bytes bytes decoded, is taken out of the query
+//     (WithLimit, outside the request-info filter; counting is a scan of
+//     the raw query, nothing is parsed), and the request is answered
+//     kube-apiserver's 400 BadRequest Status naming the limit once its
+//     caller is authenticated, counted by the flow control and authorized
+//     (WithRefusal): answered before, a refusal would cost its sender
+//     nothing and could be sent again at once. Everybody is bounded,
+//     administrators too, as kube-apiserver's header limit bounds
+//     everybody.
 //   - What a selector within the bound costs is charged to its tenant
 //     (hub/fairness): its parses, by its terms, to the tenant's traffic
 //     budget at admission, and a list's or a watch's width grows with its
