@@ -65,6 +65,15 @@
 //     a tenant in debt is ended before its next event; a provider-route
 //     answer is slowed to the rate. Debt deeper than four bursts is
 //     forgiven.
+//   - A request's head (target, query, header fields) past its first
+//     4 KiB is charged to its tenant's traffic budget at admission, four
+//     bytes a byte; a list's or watch's selector, bounded in size before it is
+//     parsed (hub/selectors), is charged for its parses (1 KiB a term)
+//     and its evaluation in the watch cache (4 bytes a term per object or
+//     event), and widens the request by a seat per 64 terms (selector.go;
+//     fifth review #16-#19: an 80,000-term selector weighed one seat, a
+//     100 KB query nothing). A watch whose evaluation puts its tenant in
+//     debt is ended.
 //   - Over its share, a request waits in its tenant's fair queue (at most
 //     50 requests), then in the hub's, where tenants are the flows: at
 //     most 5 s in all, counted from its arrival, so that time before the

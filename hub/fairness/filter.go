@@ -103,7 +103,7 @@ func (f Filter) WithProviderLimit(handler http.Handler, s runtime.NegotiatedSeri
 		// Its answer is charged to the tenant's traffic budget as it is
 		// relayed, and slowed to the tenant's rate while it is in debt
 		// (traffic.go): the size of a provider's answer is not learned.
-		st := &state{paced: true}
+		st := &state{paced: true, head: headBytes(r)}
 		defer st.finish()
 		ctx = context.WithValue(ctx, stateKey{}, st)
 		r = r.WithContext(ctx)

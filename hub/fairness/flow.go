@@ -217,6 +217,8 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 		release := c.watches.admit(tenant, false)
 		if release == nil {
 			klog.V(3).InfoS("Watch over its tenant's cap or the hub's", "tenant", tenant, "path", info.Path)
+			// Its head and its selector's parses were spent.
+			c.traffic.spend(tenant, st.head+int64(selectorTerms(info, st.rawQuery))*SelectorTermBytes)
 			st.noteHeld(c.tarpit.wait(reqCtx, tenant))
 			st.refuse(info)
 			return
@@ -237,6 +239,12 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 	case c.estimator != nil:
 		width.InitialSeats = c.estimator.Seats(ctx, info, st.rawQuery, c.tenantSeats(kind), c.maxSeats(kind))
 	}
+	// A list or watch is at least as wide as its selector is long
+	// (selector.go; fifth review, #16-#18).
+	terms := selectorTerms(info, st.rawQuery)
+	if kind == ReadOnly {
+		width.InitialSeats = max(width.InitialSeats, selectorSeats(terms, c.maxSeats(kind)))
+	}
 	// A request naming a big stored object costs what the object does,
 	// whatever its body (third review, C-B: 34-byte patches and GETs of
 	// a 960 KB object took one seat each).
@@ -256,8 +264,13 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 	// Admitted only while its bucket covers what its requests in flight
 	// are expected to move (their learned sizes); its bytes are then
 	// charged as they move (traffic.go).
-	m, ok := c.traffic.admit(ctx, c.waitDeadline(reqCtx), tenant, c.expectedBytes(ctx, info, st, kind))
+	// Its head and its selector's parses are spent already: charged
+	// whether it is then served or refused (selector.go).
+	spent := st.head + int64(terms)*SelectorTermBytes
+	m, ok := c.traffic.admit(ctx, c.waitDeadline(reqCtx), tenant, spent+c.expectedBytes(ctx, info, st, kind))
+	m.take(spent, false)
 	if !ok {
+		c.traffic.spend(tenant, spent)
 		klog.V(3).InfoS("Request over its tenant's traffic budget", "tenant", tenant, "path", info.Path)
 		st.noteHeld(c.tarpit.wait(reqCtx, tenant))
 		st.refuse(info)

@@ -16,6 +16,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/wharfhub/wharf/hub/hangup"
+	"github.com/wharfhub/wharf/hub/selectors"
 )
 
 // state is what the Controller learns of one request: upstream's filter
@@ -49,8 +50,15 @@ type state struct {
 	watchRelease    func()
 	watchRegistered bool
 	watchEnded      bool
-	refused         bool
-	gv              schema.GroupVersion
+	// cancel ends the request's context: a watch whose tenant its
+	// selector's evaluation put in debt is ended (selector.go).
+	cancel        context.CancelFunc
+	selectorEnded atomic.Bool
+	// head is the request's target and header fields in bytes, charged
+	// to its tenant's traffic budget at admission (selector.go).
+	head    int64
+	refused bool
+	gv      schema.GroupVersion
 	// forbidden, when set, runs once before a 403 is written: it paces
 	// the tenant's denials (denials.go) while the request holds its seat.
 	forbidden func()
@@ -102,7 +110,7 @@ func WithState(handler http.Handler, s runtime.NegotiatedSerializer) http.Handle
 		// Counted before compression: the hub gzips large answers, and
 		// building the JSON, not sending it, is what they cost (third
 		// review, C-H: 260 MB/s built, 0.2 MB/s charged).
-		st := &state{rawQuery: r.URL.RawQuery, contentLength: r.ContentLength, plain: true}
+		st := &state{rawQuery: r.URL.RawQuery, contentLength: r.ContentLength, plain: true, head: headBytes(r)}
 		if r.Body != nil && r.Body != http.NoBody {
 			// What was read, not what was announced: a body that never
 			// comes costs its tenant seats, not traffic.
@@ -110,7 +118,13 @@ func WithState(handler http.Handler, s runtime.NegotiatedSerializer) http.Handle
 		}
 		rw := responsewriter.WrapForHTTP1Or2(&refusalWriter{ResponseWriter: w, st: st, r: r, s: s})
 		defer st.finish()
-		handler.ServeHTTP(rw, r.WithContext(context.WithValue(r.Context(), stateKey{}, st)))
+		ctx, cancel := context.WithCancel(context.WithValue(r.Context(), stateKey{}, st))
+		defer cancel()
+		st.cancel = cancel
+		// Selector evaluation in storage is charged to the request's
+		// tenant (selector.go, hub/selectors).
+		ctx = selectors.WithCharger(ctx, st)
+		handler.ServeHTTP(rw, r.WithContext(ctx))
 	})
 }
 

@@ -190,6 +190,26 @@ func (m *meter) take(n int64, gate bool) bool {
 	return ok
 }
 
+// spend charges tenant n bytes spent by a request that was refused (it
+// has no meter).
+func (t *traffic) spend(tenant string, n int64) {
+	if t == nil || n <= 0 {
+		return
+	}
+	t.do(tenant, func(b *bytesBucket, _ time.Time) { b.tokens = max(-debtBursts*t.burst, b.tokens-float64(n)) })
+}
+
+// charge charges n bytes already spent (CPU work weighed in bytes, not
+// gated: it is done) and reports whether the tenant is then in debt.
+func (m *meter) charge(n int64) (inDebt bool) {
+	if m == nil || n <= 0 {
+		return false
+	}
+	m.take(n, false)
+	m.t.do(m.tenant, func(b *bytesBucket, _ time.Time) { inDebt = b.tokens < 0 })
+	return inDebt
+}
+
 // close ends the request's count in flight; later bytes are still
 // charged.
 func (m *meter) close() {

@@ -56,6 +56,7 @@ import (
 	"github.com/wharfhub/wharf/hub/plugins"
 	"github.com/wharfhub/wharf/hub/proxy"
 	"github.com/wharfhub/wharf/hub/resourcequota"
+	"github.com/wharfhub/wharf/hub/selectors"
 	wstorage "github.com/wharfhub/wharf/hub/storage"
 	"github.com/wharfhub/wharf/hub/storecap"
 	"github.com/wharfhub/wharf/hub/workspaces"
@@ -376,9 +377,16 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		// authorization and before any handler reads the body; here the
 		// size of each list is learned for its next estimate (hub/fairness).
 		h = costs.WithCost(h)
+		// A selector over its bounds (taken out of the query by
+		// WithLimit below) is answered 400 once the caller is
+		// authenticated, counted and authorized (hub/selectors).
+		h = selectors.WithRefusal(h, c.Serializer)
 		h = genericapiserver.DefaultBuildHandlerChain(h, c)
 		// Per-request state for the flow control, and its 429 as a Status.
 		h = fairness.WithState(h, c.Serializer)
+		// A selector over its bounds is taken out of the query before
+		// upstream's request-info filter parses it (hub/selectors).
+		h = o.Selectors.WithLimit(h)
 		// Strip /clusters/<target> before request info is parsed, so
 		// upstream filters see ordinary API paths.
 		h = filters.WithClusterPath(h, extra.Index, c.Serializer)

@@ -19,6 +19,7 @@ import (
 	"github.com/wharfhub/wharf/hub/login"
 	"github.com/wharfhub/wharf/hub/quota"
 	"github.com/wharfhub/wharf/hub/registry"
+	"github.com/wharfhub/wharf/hub/selectors"
 	"github.com/wharfhub/wharf/hub/serviceaccounts"
 	wstorage "github.com/wharfhub/wharf/hub/storage"
 	"github.com/wharfhub/wharf/hub/storecap"
@@ -52,6 +53,8 @@ type Options struct {
 	Quota *quota.Options
 	// Store holds etcd's quota and the high-water mark (hub/storecap).
 	Store *storecap.Options
+	// Selectors bounds a request's label and field selectors (hub/selectors).
+	Selectors *selectors.Limit
 
 	// Plugins are the provider binaries the hub runs and supervises.
 	Plugins *plugins.Options
@@ -110,6 +113,7 @@ func NewOptions() *Options {
 		Fairness:                           fairness.NewOptions(),
 		Quota:                              quota.NewOptions(),
 		Store:                              storecap.NewOptions(),
+		Selectors:                          selectors.NewLimit(),
 		EventTTL:                           registry.DefaultEventTTL,
 		WatchCacheHistoryBytes:             wstorage.DefaultHistoryBytes,
 	}
@@ -145,6 +149,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	o.AuthnThrottle.AddFlags(a)
 	o.Fairness.AddFlags(fss.FlagSet("in-flight limits"))
 	o.Quota.AddFlags(fss.FlagSet("storage quotas"))
+	o.Selectors.AddFlags(fss.FlagSet("selectors"))
 	o.Plugins.AddFlags(fss.FlagSet("providers"))
 	o.Replica.AddFlags(fss.FlagSet("replicas"))
 	o.Shutdown.AddFlags(fss.FlagSet("shutdown"))
@@ -186,6 +191,7 @@ func (o *Options) Validate() []error {
 	errs = append(errs, o.Plugins.Validate()...)
 	errs = append(errs, o.Replica.Validate()...)
 	errs = append(errs, o.Shutdown.Validate()...)
+	errs = append(errs, o.Selectors.Validate()...)
 	if len(o.Etcd.StorageConfig.Transport.ServerList) > 0 {
 		errs = append(errs, o.Etcd.Validate()...)
 	}

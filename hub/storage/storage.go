@@ -11,6 +11,7 @@ import (
 	"k8s.io/apiserver/pkg/storage"
 
 	"github.com/wharfhub/wharf/hub/cluster"
+	"github.com/wharfhub/wharf/hub/selectors"
 )
 
 // clusterStorage rewrites keys by the context's cluster before handing calls
@@ -100,6 +101,10 @@ func (s *clusterStorage) Watch(ctx context.Context, key string, opts storage.Lis
 	if err != nil {
 		return nil, err
 	}
+	// Selector evaluation is charged to the caller's tenant and stops
+	// when the request ends (hub/selectors). The cluster term byCluster
+	// adds after it is the hub's own and not charged.
+	opts.Predicate = selectors.Wrap(ctx, opts.Predicate)
 	if id, ok := cluster.From(ctx); ok && s.byCluster {
 		opts.Predicate = byCluster(opts.Predicate, id)
 	}
@@ -144,6 +149,7 @@ func (s *clusterStorage) GetList(ctx context.Context, key string, opts storage.L
 	if err != nil {
 		return err
 	}
+	opts.Predicate = selectors.Wrap(ctx, opts.Predicate)
 	if err := s.delegate.GetList(ctx, k, opts, listObj); err != nil {
 		return err
 	}
