@@ -146,4 +146,68 @@ func TestAttackLimitsReview5Workspaces(t *testing.T) {
 			t.Errorf("her ConfigMap creates at the ceiling:\n%s", strings.Join(failed, "\n"))
 		}
 	})
+
+	t.Run("r5:24", func(t *testing.T) {
+		// dave churns workspaces in a child of his home, 20 workers each
+		// creating one and deleting it at once; alice, another tenant,
+		// works meanwhile: ConfigMaps in her home, and a workspace of
+		// her own made ready and deleted.
+		parent := e.vars["daveHome"] + ":churn"
+		e.mustReq(t, http.StatusCreated, "", "dave", http.MethodPost, "/clusters/{daveHome}"+wsAPI, "", childWS("churn"))
+		const workers, each = 20, 4
+		churned := make(chan *codes, 1)
+		go func() {
+			churned <- flood(workers, each, func(int) *http.Client { return e.h.client() }, func(_ *http.Client, w, i int, got *codes) {
+				name := fmt.Sprintf("w%d-%d", w, i)
+				code, body := e.req("dave", http.MethodPost, "/clusters/"+parent+wsAPI, "", childWS(name))
+				got.add(r5ChurnAnswer("create", code, body))
+				code, body = e.req("dave", http.MethodDelete, "/clusters/"+parent+wsAPI+"/"+name, "", "")
+				got.add(r5ChurnAnswer("delete", code, body))
+			})
+		}()
+		victim := r4Victim(e, "r5-24", 200)
+		var failed []string
+		ws := "r5-24-" + e.vars["n"]
+		if code, body := e.req("alice", http.MethodPost, "/clusters/{aliceHome}"+wsAPI, "", childWS(ws)); code != http.StatusCreated {
+			failed = append(failed, fmt.Sprintf("alice's workspace create: %d %.300s", code, body))
+		} else {
+			eventually(t, 2*time.Minute, func() error {
+				if code, body := e.req("alice", http.MethodGet, "/clusters/{aliceHome}"+wsAPI+"/"+ws, "", ""); code != http.StatusOK || !strings.Contains(strings.ReplaceAll(body, " ", ""), `"phase":"Ready"`) {
+					return fmt.Errorf("alice's workspace not ready: %d %.200s", code, body)
+				}
+				return nil
+			})
+			if code, body := e.req("alice", http.MethodDelete, "/clusters/{aliceHome}"+wsAPI+"/"+ws, "", ""); code != http.StatusOK && code != http.StatusAccepted {
+				failed = append(failed, fmt.Sprintf("alice's workspace delete: %d %.300s", code, body))
+			}
+		}
+		failed = append(failed, <-victim...)
+		got := <-churned
+		t.Logf("r5:24: dave's churn %s; alice %d failures", got, len(failed))
+		if len(failed) > 0 {
+			t.Errorf("alice, during dave's workspace churn:\n%s", strings.Join(failed, "\n"))
+		}
+		got.mu.Lock()
+		defer got.mu.Unlock()
+		for k, n := range got.n {
+			if strings.HasPrefix(k, "unexpected") {
+				t.Errorf("dave's churn: %d answers %s", n, k)
+			}
+		}
+	})
+}
+
+// r5ChurnAnswer classifies an answer to the churn: the ones a tenant may
+// get (created, deleted, gone already after a refused create, her quota's
+// 403, her share's 429) by code, anything else (a 5xx above all) as
+// unexpected.
+func r5ChurnAnswer(verb string, code int, body string) string {
+	switch {
+	case verb == "create" && code == http.StatusCreated,
+		verb == "delete" && (code == http.StatusOK || code == http.StatusAccepted || code == http.StatusNotFound),
+		code == http.StatusTooManyRequests,
+		code == http.StatusForbidden && strings.Contains(body, "exceeded quota"):
+		return fmt.Sprintf("%s %d", verb, code)
+	}
+	return fmt.Sprintf("unexpected %s %d %.200s", verb, code, body)
 }
