@@ -140,6 +140,11 @@
 //     --max-requests-inflight × 256 KiB in all; and what is decoded at
 //     once: about 160 KiB of bodies per tenant, or one larger body
 //     alone, and four of the largest hub-wide.
+//   - A Workspace create or delete leaves work to the hub after it is
+//     answered; it holds its tenant's whole mutating share for a while
+//     after (upstream's FinalSeats and AdditionalLatency, in the tenant's
+//     queue set only), so one tenant's workspace churn goes one at a time
+//     and no other tenant waits for it (lifecycle.go; fifth review, #24).
 //
 // Upstream's API Priority and Fairness is used as far as it fits: its
 // filter (k8s.io/apiserver/pkg/server/filters) in its place in the chain,

@@ -249,6 +249,9 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 	// whatever its body (third review, C-B: 34-byte patches and GETs of
 	// a 960 KB object took one seat each).
 	width.InitialSeats = max(width.InitialSeats, c.storedSeats(ctx, tenant, info, kind))
+	if kind == Mutating {
+		width = withLifecycle(width, info, c.tenantSeats(kind))
+	}
 	if c.keyer.Prepare != nil {
 		c.keyer.Prepare(ctx)
 	}
@@ -408,7 +411,8 @@ func (c *Controller) run(ctx context.Context, tenant string, k Kind, width fcreq
 	}
 	served := false
 	req.Finish(func() {
-		hreq, _ := c.hub[k].StartRequest(ctx, &width, hash, tenant, queueSetNames[k], tenant, nil, queueNoteFn)
+		hw := hubWidth(width)
+		hreq, _ := c.hub[k].StartRequest(ctx, &hw, hash, tenant, queueSetNames[k], tenant, nil, queueNoteFn)
 		if hreq == nil {
 			return
 		}

@@ -20,7 +20,11 @@
 // write, none near a ceiling. The tenant's next writes through that
 // replica are admitted from memory against the grant; what they stored,
 // and what deletes released, is written within flushDelay, many writes in
-// one transaction (group commit). Every replica counts the others' grants
+// one transaction (group commit): the tenant's record with at most
+// txnClusters workspace records, a tenant with more split over several,
+// each moving exactly its workspaces' part of the tenant's usage, since
+// etcd refuses a transaction of more than --max-txn-ops operations
+// (ledger_commit.go). Every replica counts the others' grants
 // as used, so all replicas together never pass a ceiling (a grant only
 // keeps room from the others until it is used or expires); a grant not
 // renewed for grantTTL (its replica crashed) is dropped by the next
@@ -34,8 +38,8 @@
 // counting storage (writesize.go). Dry runs, which never reach storage,
 // are answered in admission as the real write would be, and charge
 // nothing (admission_write.go). A purged workspace's record is removed
-// and what it held taken from its tenant's in one transaction
-// (Ledger.Purge).
+// and what it held taken from its tenant's in one transaction (per
+// txnClusters of a deleted subtree's workspaces; Ledger.Purge).
 //
 // Counting drifts when a write cannot be followed: events expire by their
 // etcd lease without a delete, a replica crashes between reserving and

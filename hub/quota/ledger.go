@@ -82,6 +82,9 @@ type Ledger struct {
 	tenants  string // <prefix>/wharf.dev/usage/tenants/
 	writerID string
 	seq      atomic.Uint64
+	// chunk bounds the cluster records one transaction writes beside
+	// the tenant's (txnClusters; tests lower it).
+	chunk int
 
 	mu     sync.Mutex
 	queues map[string]*queue
@@ -129,6 +132,7 @@ func NewLedger(w *etcd.Writer, etcdPrefix string) *Ledger {
 	}
 	return &Ledger{
 		w: w, clock: clk, clusters: p + "clusters/", tenants: p + "tenants/", writerID: hex.EncodeToString(b[:]),
+		chunk:  txnClusters,
 		queues: map[string]*queue{}, loc: map[string]*local{}, flushing: map[string]bool{}, known: map[string]cached{},
 	}
 }
@@ -233,196 +237,6 @@ func (l *Ledger) lead(tenant string, q *queue) {
 	}
 	l.mu.Unlock()
 	go l.lead(tenant, q)
-}
-
-// commit writes, with one compare-and-swap transaction over the tenant's
-// record and its clusters' records: this replica's in-memory changes of
-// the tenant, batch's reservations (or their refusals), and the grants
-// left for the next writes.
-func (l *Ledger) commit(ctx context.Context, tenant string, batch []*change) {
-	defer func() {
-		for _, c := range batch {
-			close(c.done)
-		}
-	}()
-	tk := l.tenantKey(tenant)
-	// A batch that reserves takes this tenant's grants out of play while
-	// its transaction is in flight: new writes of the tenant queue for
-	// the next batch instead of spending grants this batch rewrites. A
-	// flush leaves them in play: what is spent meanwhile moves from grant
-	// to unwritten consumption, which leaves their sum, the grant the
-	// record holds, as it was.
-	reserving := false
-	for _, c := range batch {
-		reserving = reserving || (!c.flush && !c.delta.IsZero())
-	}
-	l.mu.Lock()
-	snap := map[string]local{}
-	for _, c := range batch {
-		if !c.flush {
-			l.localOf(l.clusterKey(c.cluster), tenant)
-		}
-	}
-	l.localOf(tk, tenant)
-	for k, lo := range l.loc {
-		if lo.tenant == tenant {
-			snap[k] = *lo
-			lo.c, lo.f = Usage{}, Usage{}
-			if reserving {
-				lo.g = Usage{}
-			}
-		}
-	}
-	l.mu.Unlock()
-	keys := []string{tk}
-	for k := range snap {
-		if k != tk {
-			keys = append(keys, k)
-		}
-	}
-	applied := false
-	defer func() {
-		if applied {
-			return
-		}
-		// Nothing written: what was taken out goes back.
-		l.mu.Lock()
-		for k, s := range snap {
-			lo := l.localOf(k, tenant)
-			lo.c, lo.f = lo.c.Add(s.c), lo.f.Add(s.f)
-			if reserving {
-				lo.g = lo.g.Add(s.g)
-			}
-		}
-		l.mu.Unlock()
-	}()
-	reserves := map[string]bool{}
-	for _, c := range batch {
-		if !c.flush && !c.delta.IsZero() {
-			reserves[l.clusterKey(c.cluster)] = true
-		}
-	}
-	for attempt := 0; attempt < maxCASAttempts; attempt++ {
-		cur, err := l.current(ctx, keys)
-		if err != nil {
-			fail(batch, err)
-			return
-		}
-		now := l.clock.Now()
-		purged := purgedOf(keys, tk, cur, reserves)
-		next := make(map[string]record, len(keys))
-		grants := make(map[string]Usage, len(keys))
-		for _, k := range keys {
-			if purged[k] {
-				continue
-			}
-			r := cur[k].rec
-			r.Usage = r.Usage.Add(snap[k].c).Sub(snap[k].f)
-			if k == tk {
-				// What a purged cluster stored left the tenant with it
-				// (Purge); its unwritten changes leave with it too.
-				for p := range purged {
-					r.Usage = r.Usage.Sub(snap[p].c).Add(snap[p].f)
-				}
-			}
-			next[k] = r
-			// The grant held in memory, as far as the record still
-			// holds it (another replica drops it once expired).
-			if g, ok := r.Grants[l.writerID]; ok {
-				grants[k] = minU(snap[k].g, g.Usage)
-			}
-		}
-		for _, c := range batch {
-			c.err = nil
-			if c.delta.IsZero() {
-				continue
-			}
-			ck := l.clusterKey(c.cluster)
-			if c.enforce {
-				if e := l.fits(WorkspaceQuotaName, c.ws, next[ck], c.delta, now); e != nil {
-					c.err = e
-					continue
-				}
-				if e := l.fits(TenantQuotaName, c.ten, next[tk], c.delta, now); e != nil {
-					c.err = e
-					continue
-				}
-			}
-			for _, k := range []string{ck, tk} {
-				r := next[k]
-				r.Usage = r.Usage.Add(c.delta)
-				next[k] = r
-				grants[k] = maxU(grants[k].Sub(c.delta), Usage{})
-			}
-		}
-		// Top up the grants for the next writes, within the room left.
-		lims := map[string]Limits{}
-		sizes := map[string]Usage{}
-		for _, c := range batch {
-			if !c.flush {
-				ck := l.clusterKey(c.cluster)
-				lims[ck], lims[tk] = c.ws, c.ten
-				sizes[ck], sizes[tk] = maxU(sizes[ck], c.delta), maxU(sizes[tk], c.delta)
-			}
-		}
-		for _, k := range keys {
-			if purged[k] {
-				continue
-			}
-			r := next[k]
-			lim, known := lims[k]
-			if known {
-				grants[k] = clampGrant(grants[k], lim, r.Usage.Add(r.others(l.writerID, now)))
-				room := lim.headroom(r.Usage.Add(r.others(l.writerID, now)).Add(grants[k]))
-				grants[k] = grants[k].Add(chunk(defaultChunk, room, sizes[k]))
-			}
-			r.Grants = liveGrants(r.Grants, l.writerID, now)
-			if grants[k].IsZero() {
-				delete(r.Grants, l.writerID)
-			} else {
-				if r.Grants == nil {
-					r.Grants = map[string]grant{}
-				}
-				r.Grants[l.writerID] = grant{Usage: grants[k], Renewed: now.Unix()}
-			}
-			next[k] = r
-		}
-		ok, err := l.swap(ctx, keys, cur, next, purged)
-		if err != nil {
-			fail(batch, err)
-			return
-		}
-		if ok {
-			applied = true
-			l.mu.Lock()
-			for _, k := range keys {
-				if purged[k] {
-					// Its grant went with its record; what arrived since
-					// the snapshot goes at the next flush, the same way.
-					lo := l.loc[k]
-					if lo != nil && lo.c.IsZero() && lo.f.IsZero() {
-						delete(l.loc, k)
-					} else if lo != nil {
-						lo.g = Usage{}
-					}
-					continue
-				}
-				lo := l.localOf(k, tenant)
-				if reserving {
-					lo.g = lo.g.Add(grants[k])
-				} else {
-					lo.g = minU(lo.g, grants[k])
-				}
-				lo.granted = now
-				if lim, known := lims[k]; known {
-					lo.lim = lim
-				}
-			}
-			l.mu.Unlock()
-			return
-		}
-	}
-	fail(batch, fmt.Errorf("usage records of tenant %s kept changing", tenant))
 }
 
 // Flush writes this replica's in-memory changes of every tenant now, for

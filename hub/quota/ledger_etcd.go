@@ -31,15 +31,20 @@ func (l *Ledger) current(ctx context.Context, keys []string) (map[string]cached,
 	if len(missing) == 0 {
 		return out, nil
 	}
-	ops := make([]clientv3.Op, len(missing))
-	for i, k := range missing {
-		ops[i] = clientv3.OpGet(k)
+	// One snapshot per etcd.MaxTxnOps keys: the CAS that follows checks
+	// every revision, so reads need not be of one instant.
+	for from := 0; from < len(missing); from += etcd.MaxTxnOps {
+		part := missing[from:min(from+etcd.MaxTxnOps, len(missing))]
+		ops := make([]clientv3.Op, len(part))
+		for i, k := range part {
+			ops[i] = clientv3.OpGet(k)
+		}
+		resp, err := l.w.Txn(ctx, part[0], func(t clientv3.Txn) clientv3.Txn { return t.Then(ops...) }, nil)
+		if err != nil {
+			return nil, err
+		}
+		l.learn(part, resp.Responses)
 	}
-	resp, err := l.w.Txn(ctx, missing[0], func(t clientv3.Txn) clientv3.Txn { return t.Then(ops...) }, nil)
-	if err != nil {
-		return nil, err
-	}
-	l.learn(missing, resp.Responses)
 	l.mu.Lock()
 	for _, k := range missing {
 		out[k] = l.known[k]

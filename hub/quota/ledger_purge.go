@@ -14,7 +14,7 @@ import (
 // Purge removes the usage records of purged clusters (a deleted workspace
 // and its descendants; tenants maps each to its tenant) and takes what
 // each recorded from its tenant's record, in one compare-and-swap per
-// tenant: the tenant's usage drops as the workspace goes, not at the
+// tenant (txnClusters records at a time): the tenant's usage drops as the workspace goes, not at the
 // reconciler's next passes (outside review row 23).
 //
 // It stays right under concurrent writes and across replicas:
@@ -37,15 +37,23 @@ func (l *Ledger) Purge(ctx context.Context, tenants map[cluster.ID]string) error
 		by[t] = append(by[t], id)
 	}
 	for t, ids := range by {
-		if err := l.purge(ctx, t, ids); err != nil {
-			return fmt.Errorf("purging the usage of tenant %s: %w", t, err)
+		sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+		// A deleted subtree may hold every workspace of the tenant: its
+		// records go txnClusters at a time (etcd's --max-txn-ops), each
+		// transaction taking exactly what its records held from the
+		// tenant's, so that each leaves the tenant's record right.
+		for len(ids) > 0 {
+			n := min(len(ids), max(l.chunk, 1))
+			if err := l.purge(ctx, t, ids[:n]); err != nil {
+				return fmt.Errorf("purging the usage of tenant %s: %w", t, err)
+			}
+			ids = ids[n:]
 		}
 	}
 	return nil
 }
 
 func (l *Ledger) purge(ctx context.Context, tenant string, ids []cluster.ID) error {
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	tk := l.tenantKey(tenant)
 	keys := []string{tk}
 	for _, id := range ids {

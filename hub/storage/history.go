@@ -79,6 +79,9 @@ type boundedHistory struct {
 	// seen is the revision of the last event or bookmark the cache read
 	// from etcd (progress.go).
 	seen atomic.Int64
+	// fresh asks for progress when a consistent read would wait
+	// (freshness.go).
+	fresh freshness
 }
 
 func newBoundedHistory(s storage.Interface, gr schema.GroupResource, codec runtime.Codec, fresh time.Duration, limit HistoryLimit, c clock.Clock, slim slimmer) *boundedHistory {
