@@ -1,0 +1,47 @@
+package rapidreset
+
+import (
+	"fmt"
+
+	"github.com/spf13/pflag"
+)
+
+// Default bounds: far above what a client that is not attacking cancels
+// (a few streams when a kubectl is interrupted or a page is left), far
+// below the thousands a second of a rapid reset.
+const (
+	DefaultBurst     = 100
+	DefaultPerSecond = 10
+)
+
+// Options are each connection's budget of streams cancelled before
+// their answer.
+type Options struct {
+	// Burst is how many a connection may cancel at once; 0: no bound.
+	Burst int
+	// PerSecond refills the budget.
+	PerSecond float64
+}
+
+// NewOptions returns the defaults.
+func NewOptions() *Options {
+	return &Options{Burst: DefaultBurst, PerSecond: DefaultPerSecond}
+}
+
+// AddFlags registers the flags.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.IntVar(&o.Burst, "max-stream-resets-per-connection", o.Burst,
+		"HTTP/2 streams one client connection may cancel (RST_STREAM) before the hub begins their answer, at once; past it, and past "+
+			"--stream-resets-per-second-per-connection after that, the hub closes the connection (rapid reset, CVE-2023-44487). "+
+			"Counted before authentication. The hub's in-process client is exempt. 0 means no bound.")
+	fs.Float64Var(&o.PerSecond, "stream-resets-per-second-per-connection", o.PerSecond,
+		"Rate at which a connection's budget of --max-stream-resets-per-connection refills.")
+}
+
+// Validate reports every invalid option.
+func (o *Options) Validate() []error {
+	if o.Burst < 0 || o.PerSecond < 0 {
+		return []error{fmt.Errorf("--max-stream-resets-per-connection and --stream-resets-per-second-per-connection must not be negative")}
+	}
+	return nil
+}
