@@ -189,6 +189,14 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 		execFn()
 		return
 	}
+	// A request its client cancelled already (an HTTP/2 stream reset,
+	// whose handler the timeout filter leaves running) takes no lock and
+	// no seat: in a rapid reset, some 700 of them queued on the traffic
+	// budget's lock and every tenant waited behind them (fifth review,
+	// #20, hub/rapidreset).
+	if ctx.Err() != nil {
+		return
+	}
 	// A refusal is held on the request's own context (tarpit.go), not
 	// on the wait deadline below.
 	reqCtx := ctx

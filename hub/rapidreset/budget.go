@@ -49,6 +49,9 @@ func (l *listener) Accept() (net.Conn, error) {
 	}
 	tc := &conn{Conn: c, b: l.b, key: c.RemoteAddr().String(),
 		bucket: rate.NewLimiter(rate.Limit(l.b.opts.PerSecond), l.b.opts.Burst)}
+	if l.b.opts.Unanswered > 0 {
+		tc.slots = make(chan struct{}, l.b.opts.Unanswered)
+	}
 	l.b.conns.Store(tc.key, tc)
 	return tc, nil
 }
@@ -59,6 +62,13 @@ type conn struct {
 	b      *Budgets
 	key    string
 	bucket *rate.Limiter
+	// slots holds a token for each of its streams in the chain whose
+	// answer has not begun; nil: no bound.
+	slots chan struct{}
+	// own: the hub's own dial (decided at its first request, when the
+	// dialer has surely recorded it).
+	ownOnce sync.Once
+	own     bool
 	// gone: the client hung up (a read failed). Its streams are all
 	// cancelled then, which is no reset of theirs.
 	gone    atomic.Bool
@@ -81,6 +91,12 @@ func (c *conn) Close() error {
 	return c.Conn.Close()
 }
 
+// exempted reports whether c is one of the hub's own connections.
+func (b *Budgets) exempted(c *conn) bool {
+	c.ownOnce.Do(func() { c.own = b.exempt != nil && b.exempt(c.key) })
+	return c.own
+}
+
 // connOf returns the connection a request with this RemoteAddr came on.
 func (b *Budgets) connOf(remote string) *conn {
 	v, ok := b.conns.Load(remote)
@@ -100,7 +116,7 @@ func (b *Budgets) reset(c *conn) {
 	if c.bucket.AllowN(b.clock.Now(), 1) {
 		return
 	}
-	if b.exempt != nil && b.exempt(c.key) {
+	if b.exempted(c) {
 		return
 	}
 	if !c.closing.CompareAndSwap(false, true) {

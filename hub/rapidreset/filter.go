@@ -25,7 +25,7 @@ func (b *Budgets) Filter(next http.Handler) http.Handler {
 			return
 		}
 		c := b.connOf(r.RemoteAddr)
-		if c == nil {
+		if c == nil || b.exempted(c) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -37,6 +37,24 @@ func (b *Budgets) Filter(next http.Handler) http.Handler {
 			return
 		}
 		a := &answer{ResponseWriter: w, ctx: ctx}
+		if c.slots != nil {
+			// Past the connection's unanswered streams, wait here,
+			// where a reset ends the wait at once, not in the chain
+			// (a lock of the flow control, the CPU), where it is
+			// noticed only when the stream's turn comes.
+			select {
+			case c.slots <- struct{}{}:
+			default:
+				select {
+				case c.slots <- struct{}{}:
+				case <-ctx.Done():
+					b.reset(c)
+					return
+				}
+			}
+			a.release = func() { <-c.slots }
+			defer a.begin()
+		}
 		next.ServeHTTP(responsewriter.WrapForHTTP1Or2(a), r)
 		if ctx.Err() != nil && !a.inTime.Load() {
 			b.reset(c)
@@ -53,6 +71,9 @@ type answer struct {
 	ctx    context.Context
 	begun  atomic.Bool
 	inTime atomic.Bool
+	// release gives the connection's slot back once the answer begins
+	// (or the handler returns); nil: none taken.
+	release func()
 }
 
 var _ responsewriter.UserProvidedDecorator = &answer{}
@@ -72,5 +93,8 @@ func (a *answer) Write(p []byte) (int, error) {
 func (a *answer) begin() {
 	if a.begun.CompareAndSwap(false, true) {
 		a.inTime.Store(a.ctx.Err() == nil)
+		if a.release != nil {
+			a.release()
+		}
 	}
 }

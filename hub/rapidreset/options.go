@@ -12,6 +12,10 @@ import (
 const (
 	DefaultBurst     = 100
 	DefaultPerSecond = 10
+	// DefaultUnanswered is well above what one client has waiting on
+	// one connection (client-go's default burst is 10), well below the
+	// 100 concurrent streams HTTP/2 allows it.
+	DefaultUnanswered = 16
 )
 
 // Options are each connection's budget of streams cancelled before
@@ -21,11 +25,15 @@ type Options struct {
 	Burst int
 	// PerSecond refills the budget.
 	PerSecond float64
+	// Unanswered bounds the streams of one connection in the handler
+	// chain before their answer begins; more wait before the chain,
+	// where a reset ends the wait at once. 0: no bound.
+	Unanswered int
 }
 
 // NewOptions returns the defaults.
 func NewOptions() *Options {
-	return &Options{Burst: DefaultBurst, PerSecond: DefaultPerSecond}
+	return &Options{Burst: DefaultBurst, PerSecond: DefaultPerSecond, Unanswered: DefaultUnanswered}
 }
 
 // AddFlags registers the flags.
@@ -36,12 +44,15 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 			"Counted before authentication. The hub's in-process client is exempt. 0 means no bound.")
 	fs.Float64Var(&o.PerSecond, "stream-resets-per-second-per-connection", o.PerSecond,
 		"Rate at which a connection's budget of --max-stream-resets-per-connection refills.")
+	fs.IntVar(&o.Unanswered, "max-unanswered-streams-per-connection", o.Unanswered,
+		"HTTP/2 requests of one client connection the hub works on at once before their answer begins (a watch's or stream's answer begins when it is established); "+
+			"more wait, before authentication, where a cancel ends the wait at once. Only with --max-stream-resets-per-connection. The hub's in-process client is exempt. 0 means no bound.")
 }
 
 // Validate reports every invalid option.
 func (o *Options) Validate() []error {
-	if o.Burst < 0 || o.PerSecond < 0 {
-		return []error{fmt.Errorf("--max-stream-resets-per-connection and --stream-resets-per-second-per-connection must not be negative")}
+	if o.Burst < 0 || o.PerSecond < 0 || o.Unanswered < 0 {
+		return []error{fmt.Errorf("--max-stream-resets-per-connection, --stream-resets-per-second-per-connection and --max-unanswered-streams-per-connection must not be negative")}
 	}
 	return nil
 }
