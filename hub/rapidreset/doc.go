@@ -41,6 +41,18 @@
 //     handshake is metered per address by the listener beneath
 //     (hub/fairness conns.go, own.go). Each closure counts in
 //     wharf_connections_closed_for_resets_total.
+//   - At most Options.Unanswered streams of a connection are in the chain
+//     before their answer begins (a watch's answer begins once it is
+//     established); more wait in Filter, where a reset ends the wait at
+//     once and is counted, instead of in the chain, where it is noticed
+//     only when the stream's turn comes.
+//   - What a stream cancelled inside the chain still costs is cut where
+//     it was measured: SkipCancelled stops it before the apiserver's
+//     timeout filter (which would run it on in a goroutine of its own,
+//     answer a 504 nobody reads and log "Post-timeout activity"), and the
+//     tenants' flow control takes no lock for a cancelled request
+//     (hub/fairness: some 700 of them had queued on the traffic budget's
+//     lock, and every tenant behind them).
 //   - Only HTTP/2 is metered: an HTTP/1.1 client cancels a request by
 //     closing its connection, which is gone anyway, and a hijacked one (an
 //     upgrade) must never be closed from here.
@@ -50,7 +62,7 @@
 //
 // A legitimate client cancels few streams before their answer: a kubectl
 // interrupted, a browser leaving a page, an informer giving up a request.
-// The default bucket (100 at once, 10 a second) is far above that and far
+// The default bucket (20 at once, 2 a second) is above that and far
 // below what an attack needs. Go's own bound, a connection with more than
 // four times SETTINGS_MAX_CONCURRENT_STREAMS handlers queued gets a GOAWAY
 // (ENHANCE_YOUR_CALM), still applies beneath; the hub keeps upstream's 100

@@ -384,6 +384,9 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		// size of each list is learned for its next estimate (hub/fairness).
 		h = costs.WithCost(h)
 		h = genericapiserver.DefaultBuildHandlerChain(h, c)
+		// A request cancelled on its way here goes no further
+		// (hub/rapidreset).
+		h = rapidreset.SkipCancelled(h)
 		// Per-request state for the flow control, and its 429 as a Status.
 		h = fairness.WithState(h, c.Serializer)
 		// Strip /clusters/<target> before request info is parsed, so
