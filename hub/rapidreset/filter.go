@@ -2,6 +2,7 @@ package rapidreset
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"sync/atomic"
 
@@ -106,9 +107,13 @@ func (a *answer) begin() {
 // go on through authentication and flow control, logging "Post-timeout
 // activity" when it ends: in a rapid reset that is most of what a reset
 // stream still costs after Filter (fifth review, #20).
+//
+// Only an HTTP/2 stream its client reset (or whose connection is gone) is
+// skipped: an HTTP/1.1 request, the hub's in-process client's among them,
+// and one past its deadline get the chain's own answer.
 func SkipCancelled(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Context().Err() != nil {
+		if r.ProtoMajor == 2 && errors.Is(r.Context().Err(), context.Canceled) {
 			return
 		}
 		next.ServeHTTP(w, r)

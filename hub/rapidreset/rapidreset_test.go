@@ -180,3 +180,37 @@ func TestUnansweredWait(t *testing.T) {
 	close(release)
 	<-done
 }
+
+func TestSkipCancelled(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		proto    int
+		cancel   bool
+		deadline bool
+		wantRun  bool
+	}{
+		{name: "an HTTP/2 stream reset", proto: 2, cancel: true},
+		{name: "an HTTP/2 stream", proto: 2, wantRun: true},
+		{name: "an HTTP/2 stream past its deadline", proto: 2, deadline: true, wantRun: true},
+		{name: "HTTP/1.1 (the in-process client) cancelled", proto: 1, cancel: true, wantRun: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tc.deadline {
+				ctx, cancel = context.WithDeadline(ctx, time.Unix(1, 0))
+				defer cancel()
+			}
+			if tc.cancel {
+				cancel()
+			}
+			r := httptest.NewRequest(http.MethodGet, "/version", nil).WithContext(ctx)
+			r.ProtoMajor = tc.proto
+			ran := false
+			SkipCancelled(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { ran = true })).ServeHTTP(httptest.NewRecorder(), r)
+			if ran != tc.wantRun {
+				t.Errorf("ran = %v, want %v", ran, tc.wantRun)
+			}
+		})
+	}
+}
