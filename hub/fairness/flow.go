@@ -195,6 +195,9 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 	// budget's lock and every tenant waited behind them (fifth review,
 	// #20, hub/rapidreset).
 	if ctx.Err() != nil {
+		// Classified all the same: upstream's filter reads the
+		// classification of every request it was not let run.
+		noteFn(tenantSchema, tenantLevel, "")
 		return
 	}
 	// A refusal is held on the request's own context (tarpit.go), not
