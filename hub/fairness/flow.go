@@ -189,6 +189,17 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 		execFn()
 		return
 	}
+	// A request its client cancelled already (an HTTP/2 stream reset,
+	// whose handler the timeout filter leaves running) takes no lock and
+	// no seat: in a rapid reset, some 700 of them queued on the traffic
+	// budget's lock and every tenant waited behind them (fifth review,
+	// #20, hub/rapidreset).
+	if ctx.Err() != nil {
+		// Classified all the same: upstream's filter reads the
+		// classification of every request it was not let run.
+		noteFn(tenantSchema, tenantLevel, "")
+		return
+	}
 	// A refusal is held on the request's own context (tarpit.go), not
 	// on the wait deadline below.
 	reqCtx := ctx

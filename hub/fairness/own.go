@@ -104,6 +104,10 @@ func (d *OwnDials) has(remote string) bool {
 	return d.local[remote]
 }
 
+// Has is has for other packages (hub/rapidreset never closes the hub's
+// own connections).
+func (d *OwnDials) Has(remote string) bool { return d.has(remote) }
+
 type ownConn struct {
 	net.Conn
 	d    *OwnDials

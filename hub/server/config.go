@@ -55,6 +55,7 @@ import (
 	"github.com/wharfhub/wharf/hub/namespaces"
 	"github.com/wharfhub/wharf/hub/plugins"
 	"github.com/wharfhub/wharf/hub/proxy"
+	"github.com/wharfhub/wharf/hub/rapidreset"
 	"github.com/wharfhub/wharf/hub/resourcequota"
 	"github.com/wharfhub/wharf/hub/selectors"
 	wstorage "github.com/wharfhub/wharf/hub/storage"
@@ -232,6 +233,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	}
 	// Idle connections must not use up the descriptors etcd and the
 	// plugins need (third review, C-A: the hub exited).
+	var resets *rapidreset.Budgets
 	if gc.SecureServing != nil && gc.SecureServing.Listener != nil {
 		lim := o.Fairness.ListenerLimits(fairness.OpenFileLimit())
 		if gc.LoopbackClientConfig != nil {
@@ -241,6 +243,11 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 			gc.LoopbackClientConfig.Dial = lim.Own.DialContext
 		}
 		gc.SecureServing.Listener = fairness.LimitConnections(gc.SecureServing.Listener, lim, clock.RealClock{})
+		// HTTP/2 rapid reset: a connection that cancels too many streams
+		// before their answer is closed (fifth review #20-#23,
+		// hub/rapidreset); the loopback client's are never.
+		resets = rapidreset.New(*o.Resets, lim.Own.Has, clock.RealClock{})
+		gc.SecureServing.Listener = resets.Listener(gc.SecureServing.Listener)
 	}
 	resourceConfig := serverstorage.NewResourceConfig()
 	resourceConfig.EnableVersions(servedGroupVersions...)
@@ -382,6 +389,9 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		// authenticated, counted and authorized (hub/selectors).
 		h = selectors.WithRefusal(h, c.Serializer)
 		h = genericapiserver.DefaultBuildHandlerChain(h, c)
+		// A request cancelled on its way here goes no further
+		// (hub/rapidreset).
+		h = rapidreset.SkipCancelled(h)
 		// Per-request state for the flow control, and its 429 as a Status.
 		h = fairness.WithState(h, c.Serializer)
 		// A selector over its bounds is taken out of the query before
@@ -414,9 +424,13 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		// Requests without any credential are bounded per address prefix
 		// and hub-wide (third review C-E, hub/fairness).
 		h = anonymous.WithAnonymousLimit(h, c.Serializer)
-		// Outside everything: what is in flight when the hub drains,
-		// streams on the provider routes included (drain.go).
-		return extra.InFlight.wrap(h)
+		// What is in flight when the hub drains, streams on the provider
+		// routes included (drain.go).
+		h = extra.InFlight.wrap(h)
+		// Outside everything, before any credential is looked at: HTTP/2
+		// streams cancelled before their answer are charged to their
+		// connection, which is closed past its budget (hub/rapidreset).
+		return resets.Filter(h)
 	}
 	o.Shutdown.applyTo(&gc.Config)
 	// apiextensions shares authn, authz and the handler chain settings.

@@ -18,6 +18,7 @@ import (
 	"github.com/wharfhub/wharf/hub/fairness"
 	"github.com/wharfhub/wharf/hub/login"
 	"github.com/wharfhub/wharf/hub/quota"
+	"github.com/wharfhub/wharf/hub/rapidreset"
 	"github.com/wharfhub/wharf/hub/registry"
 	"github.com/wharfhub/wharf/hub/selectors"
 	"github.com/wharfhub/wharf/hub/serviceaccounts"
@@ -35,6 +36,9 @@ type Options struct {
 
 	SecureServing *genericoptions.SecureServingOptionsWithLoopback
 	Etcd          *genericoptions.EtcdOptions
+	// Resets bounds each connection's HTTP/2 streams cancelled before
+	// their answer (hub/rapidreset).
+	Resets *rapidreset.Options
 
 	// TokenAuthFile is a static token CSV (token,user,uid,"group1,group2").
 	TokenAuthFile string
@@ -99,6 +103,7 @@ func NewOptions() *Options {
 	o := &Options{
 		DataDir:                            ".wharf",
 		SecureServing:                      genericoptions.NewSecureServingOptions().WithLoopback(),
+		Resets:                             rapidreset.NewOptions(),
 		Etcd:                               genericoptions.NewEtcdOptions(newStorageConfig()),
 		AdminGroups:                        []string{"system:masters"},
 		MaxWorkspaceRBACRules:              rbac.DefaultMaxRules,
@@ -136,6 +141,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	g.StringVar(&o.ExternalURL, "external-url", o.ExternalURL, "URL clients use to reach the hub (default https://<bind-address>:<secure-port>).")
 	g.DurationVar(&o.EventTTL, "event-ttl", o.EventTTL, "Amount of time to retain events.")
 	o.SecureServing.AddFlags(fss.FlagSet("secure serving"))
+	o.Resets.AddFlags(fss.FlagSet("secure serving"))
 	o.Etcd.AddFlags(fss.FlagSet("etcd"))
 	o.Store.AddFlags(fss.FlagSet("etcd"))
 	fss.FlagSet("etcd").Int64Var(&o.WatchCacheHistoryBytes, "watch-cache-history-bytes", o.WatchCacheHistoryBytes,
@@ -188,6 +194,7 @@ func (o *Options) Complete() error {
 func (o *Options) Validate() []error {
 	var errs []error
 	errs = append(errs, o.SecureServing.Validate()...)
+	errs = append(errs, o.Resets.Validate()...)
 	errs = append(errs, o.Plugins.Validate()...)
 	errs = append(errs, o.Replica.Validate()...)
 	errs = append(errs, o.Shutdown.Validate()...)
