@@ -71,7 +71,7 @@ func TestAttackLimitsReview5Reset(t *testing.T) {
 			// alice starts once the attack runs (a pause, not an
 			// assertion) and does her fixed count, however long it takes.
 			time.Sleep(time.Second)
-			failed := r5Victim(h, pool, e.tokens["alice"], "/clusters/"+e.vars["aliceHome"], row.id, r5VictimOps)
+			failed := r5ResetVictim(h, pool, e.tokens["alice"], "/clusters/"+e.vars["aliceHome"], row.id, r5VictimOps)
 			att := wait()
 			t.Logf("%s: %s; alice: %d of %d operations failed", row.id, att, len(failed), r5VictimOps)
 
@@ -136,10 +136,10 @@ func resetClosures(t *testing.T, e *attackEnv) float64 {
 	return v
 }
 
-// r5Victim runs n of alice's create, get, list (limit 50) and delete of
+// r5ResetVictim runs n of alice's create, get, list (limit 50) and delete of
 // small ConfigMaps in her home ws, one after another on one kept-alive
 // HTTP/2 connection (as client-go would), and returns her failures.
-func r5Victim(h *hubProc, pool *x509.CertPool, token, ws, tag string, n int) []string {
+func r5ResetVictim(h *hubProc, pool *x509.CertPool, token, ws, tag string, n int) []string {
 	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}
 	defer tr.CloseIdleConnections()
 	cl := &http.Client{Transport: tr, Timeout: 30 * time.Second}

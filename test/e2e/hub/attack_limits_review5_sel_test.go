@@ -118,7 +118,7 @@ func TestAttackLimitsReview5Selectors(t *testing.T) {
 		// flood is under way), and the flood runs on until the loops have
 		// retried twice more.
 		r5AtLeast(vctx, got, loops)
-		victim := r5Victim(vctx, e, "r518", 160)
+		victim := r5SelVictim(vctx, e, "r518", 160)
 		r5AtLeast(vctx, got, 3*loops)
 		vstop()
 		stop()
@@ -213,9 +213,9 @@ func TestAttackLimitsReview5Selectors(t *testing.T) {
 	})
 }
 
-// r5Victim is r4Victim's n operations, stopped when ctx ends: each
+// r5SelVictim is r4Victim's n operations, stopped when ctx ends: each
 // operation not done then is a failure.
-func r5Victim(ctx context.Context, e *attackEnv, tag string, n int) []string {
+func r5SelVictim(ctx context.Context, e *attackEnv, tag string, n int) []string {
 	var failed []string
 	ws := "/clusters/" + e.vars["aliceHome"]
 	for i := 0; i < n; i++ {
