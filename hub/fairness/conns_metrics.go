@@ -15,11 +15,17 @@ var (
 		Help: "Connections closed at once past --max-connections-per-address.", StabilityLevel: metrics.ALPHA})
 	handshakesRefused = metrics.NewCounter(&metrics.CounterOpts{Name: "wharf_tls_handshakes_refused_total",
 		Help: "Connections closed before their TLS handshake past --max-tls-handshakes-per-second.", StabilityLevel: metrics.ALPHA})
+	// Upgraded connections (upgrade.go): what they moved, charged to
+	// their tenants' traffic budgets, and how long they waited for it.
+	upgradedBytes = metrics.NewCounterVec(&metrics.CounterOpts{Name: "wharf_upgraded_connection_bytes_total",
+		Help: "Bytes upgraded connections (websockets, exec, port-forward) moved, read from the client (in) or written to it (out), charged to their tenants' traffic budgets.", StabilityLevel: metrics.ALPHA}, []string{"direction"})
+	upgradedWait = metrics.NewCounterVec(&metrics.CounterOpts{Name: "wharf_upgraded_connection_wait_seconds_total",
+		Help: "Seconds upgraded connections waited for their tenants' traffic budgets, after a read from the client (in) or a write to it (out).", StabilityLevel: metrics.ALPHA}, []string{"direction"})
 	anonymousRefused = metrics.NewCounter(&metrics.CounterOpts{Name: "wharf_anonymous_requests_refused_total",
 		Help: "Requests without credentials refused with 429 past --max-anonymous-requests-per-second or -inflight.", StabilityLevel: metrics.ALPHA})
 )
 
 func init() {
 	// legacyregistry is the registry the apiserver's /metrics serves.
-	legacyregistry.MustRegister(connectionsEvicted, connectionsRefused, handshakesRefused, anonymousRefused)
+	legacyregistry.MustRegister(connectionsEvicted, connectionsRefused, handshakesRefused, anonymousRefused, upgradedBytes, upgradedWait)
 }

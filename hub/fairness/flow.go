@@ -221,6 +221,10 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 	}
 	noteFn(tenantSchema, tenantLevel, tenant)
 	st.tenant = tenant
+	// Set before the request may run: an upgrade is charged from its
+	// hijack on, whether or not its traffic admission comes after
+	// (upgrade.go).
+	st.upgrade = c.traffic
 	if c.denials != nil {
 		st.forbidden = func() { c.denials.wait(reqCtx, tenant) }
 	}

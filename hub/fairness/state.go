@@ -45,6 +45,10 @@ type state struct {
 	inflate atomic.Pointer[inflater]
 	sized   atomic.Bool
 	tenant  string
+	// upgrade is the traffic budget an upgraded connection of the
+	// request is charged to, as tenant, once the tenant is named
+	// (upgrade.go); nil for exempt callers and without a budget.
+	upgrade *traffic
 	// watchRelease ends the count of an admitted watch; RegisterWatch
 	// hands it to upstream's filter, which calls it when the watch ends.
 	watchRelease    func()

@@ -388,6 +388,11 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		// WithLimit below) is answered 400 once the caller is
 		// authenticated, counted and authorized (hub/selectors).
 		h = selectors.WithRefusal(h, c.Serializer)
+		// Upgrades on the API are long-running, which upstream's filter
+		// serves without the Controller: their tenant is named here, for
+		// their connections to be charged to its traffic budget
+		// (hub/fairness, upgrade.go).
+		h = flow.WithUpgrades(h)
 		h = genericapiserver.DefaultBuildHandlerChain(h, c)
 		// A request cancelled on its way here goes no further
 		// (hub/rapidreset).
