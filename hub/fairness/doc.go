@@ -64,7 +64,12 @@
 //     requests wait for its debt; past that, refused at once. A watch of
 //     a tenant in debt is ended before its next event; a provider-route
 //     answer is slowed to the rate. Debt deeper than four bursts is
-//     forgiven.
+//     forgiven. An upgraded connection (websocket, exec, port-forward)
+//     is charged both ways and each read or write that puts its tenant
+//     in debt waits for it, until the connection closes (sixth review
+//     #5, upgrade.go); public provider paths (edge agents' tunnels) are
+//     not charged: they carry consumers' traffic, charged where it
+//     enters.
 //   - A request's head (target, query, header fields) past its first
 //     4 KiB is charged to its tenant's traffic budget at admission, four
 //     bytes a byte; a list's or watch's selector, bounded in size before it is
