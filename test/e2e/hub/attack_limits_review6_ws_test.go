@@ -65,9 +65,11 @@ func TestAttackLimitsReview6Upgrade(t *testing.T) {
 		// alice starts once the attack runs (a pause, not an assertion)
 		// and does her fixed count, however long it takes.
 		time.Sleep(time.Second)
+		began := time.Now()
 		failed := r5ResetVictim(h, pool, e.tokens["alice"], "/clusters/"+e.vars["aliceHome"], "r6:5", r5VictimOps)
+		took := time.Since(began) // logged, not asserted
 		st := att()
-		t.Logf("r6:5: %s; alice: %d of %d operations failed", st, len(failed), r5VictimOps)
+		t.Logf("r6:5: %s; alice: %d of %d operations failed (%.1f ops/s)", st, len(failed), r5VictimOps, float64(r5VictimOps)/took.Seconds())
 
 		hubHealthy(t, h)
 		if len(failed) > 0 {
