@@ -3,6 +3,7 @@ package fairness
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -82,13 +83,18 @@ func TestUpgradedConnectionsCharged(t *testing.T) {
 		route   string
 		who     string
 		charged bool
+		// early: the client sends its bytes right behind its request,
+		// before the 101: the server has them buffered at the hijack.
+		early bool
 	}{
-		{"provider", "bob", true},
-		{"provider", "hubadmin", false},
-		{"api", "bob", true},
-		{"api", "hubadmin", false},
+		{"provider", "bob", true, false},
+		{"provider", "bob", true, true},
+		{"provider", "hubadmin", false, false},
+		{"api", "bob", true, false},
+		{"api", "bob", true, true},
+		{"api", "hubadmin", false, true},
 	} {
-		t.Run(tt.route+"/"+tt.who, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/%s/early=%v", tt.route, tt.who, tt.early), func(t *testing.T) {
 			fake := clocktesting.NewFakeClock(time.Now())
 			// 1,000 bytes a second after a burst of 1,000: echoing
 			// 3,000 bytes puts bob 5,000 or more in debt.
@@ -113,16 +119,26 @@ func TestUpgradedConnectionsCharged(t *testing.T) {
 
 			in0, _ := testutil.GetCounterMetricValue(upgradedBytes.WithLabelValues("in"))
 			out0, _ := testutil.GetCounterMetricValue(upgradedBytes.WithLabelValues("out"))
-			conn, br := dialUpgrade(t, srv.Listener.Addr().String())
-			defer conn.Close()
 			payload := strings.Repeat("x", 3000)
+			early := ""
+			if tt.early {
+				early = payload
+			}
+			conn, br := dialUpgrade(t, srv.Listener.Addr().String(), early)
+			defer conn.Close()
 			echoed := make(chan error, 1)
 			go func() {
-				_, err := io.ReadFull(br, make([]byte, len(payload)))
+				got := make([]byte, len(payload))
+				_, err := io.ReadFull(br, got)
+				if err == nil && string(got) != payload {
+					err = fmt.Errorf("echoed %q…, want %q…", got[:10], payload[:10])
+				}
 				echoed <- err
 			}()
-			if _, err := io.WriteString(conn, payload); err != nil {
-				t.Fatal(err)
+			if !tt.early {
+				if _, err := io.WriteString(conn, payload); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if tt.charged {
 				// The echo is paced: it completes only as the clock
@@ -195,15 +211,15 @@ func echoUpgrade(w http.ResponseWriter, _ *http.Request) {
 	_, _ = io.Copy(conn, brw)
 }
 
-// dialUpgrade asks addr for an upgrade and returns the connection once
-// switched, with its reader.
-func dialUpgrade(t *testing.T, addr string) (net.Conn, *bufio.Reader) {
+// dialUpgrade asks addr for an upgrade, with early right behind the
+// request, and returns the connection once switched, with its reader.
+func dialUpgrade(t *testing.T, addr, early string) (net.Conn, *bufio.Reader) {
 	t.Helper()
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := io.WriteString(conn, "POST /x HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n"); err != nil {
+	if _, err := io.WriteString(conn, "POST /x HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n"+early); err != nil {
 		t.Fatal(err)
 	}
 	br := bufio.NewReader(conn)
