@@ -185,8 +185,8 @@ func TestOwnerListsThroughHerProxy(t *testing.T) {
 
 // TestOwnerFloodsHerProxy: the sixth review held that her flood through
 // her own resource proxy did not hurt others; with her proxied lists now
-// served, it must still hold. mallory lists through her proxy from 32
-// workers at once; meanwhile victor's ConfigMap create, get, list and
+// served, it must still hold. mallory lists through her proxy from 64
+// workers at once (more than her 40 read seats); meanwhile victor's ConfigMap create, get, list and
 // delete in his home and his lists through his own proxy all succeed.
 // Her lists are answered 200 or, past her share and its queue, 429: her
 // calls back run on her lists' seats, never beside them.
@@ -212,7 +212,7 @@ func TestOwnerFloodsHerProxy(t *testing.T) {
 	var mu sync.Mutex
 	codes := map[int]int{}
 	var odd []string
-	for i := 0; i < 32; i++ {
+	for i := 0; i < 64; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
