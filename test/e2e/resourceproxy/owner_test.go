@@ -186,10 +186,12 @@ func TestOwnerListsThroughHerProxy(t *testing.T) {
 // TestOwnerFloodsHerProxy: the sixth review held that her flood through
 // her own resource proxy did not hurt others; with her proxied lists now
 // served, it must still hold. mallory lists through her proxy from 64
-// workers at once (more than her 40 read seats); meanwhile victor's ConfigMap create, get, list and
-// delete in his home and his lists through his own proxy all succeed.
-// Her lists are answered 200 or, past her share and its queue, 429: her
-// calls back run on her lists' seats, never beside them.
+// workers at once (more than her 40 read seats); meanwhile victor's
+// ConfigMap create, get, list and delete in his home and his lists
+// through his own proxy all succeed. Her lists are answered 200 or, past
+// her share and its queue, 429: her calls back run on her lists' seats,
+// never beside them. On the old binaries none of her lists (nor his
+// proxied ones) was served: 429 after the queue wait.
 func TestOwnerFloodsHerProxy(t *testing.T) {
 	tokens := filepath.Join(t.TempDir(), "tokens.csv")
 	if err := os.WriteFile(tokens, []byte(ownerTokens), 0o600); err != nil {
