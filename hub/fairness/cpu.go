@@ -204,14 +204,3 @@ func (h *hold) resume(moved int64) {
 	h.heavy.Store(true)
 	h.held.Store(h.ts.acquire(h.ctx, h.tenant))
 }
-
-// Relayed ends the request's CPU turns for good: the hub only relays it
-// (an APIService routed to a provider). Such a request waits on another
-// process between its writes, and that process may call the hub back as
-// the same tenant (the resource proxy reads its target workspace), whose
-// heavy request would then wait for the very turn the relay holds.
-func Relayed(ctx context.Context) {
-	if st, ok := ctx.Value(stateKey{}).(*state); ok {
-		st.cpu.end()
-	}
-}

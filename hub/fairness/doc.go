@@ -145,6 +145,16 @@
 //     --max-requests-inflight × 256 KiB in all; and what is decoded at
 //     once: about 160 KiB of bodies per tenant, or one larger body
 //     alone, and four of the largest hub-wide.
+//   - A request relayed to a provider (an APIService) holds its seats
+//     while the provider serves it, and the provider's calls back for it
+//     (the resource proxy reading a workspace target as
+//     wharf:workspace:<client>) are of the same tenant: queued for seats
+//     behind the request they serve, they waited out the queue wait and
+//     got 429 (sixth review, W10). They run on the relayed request's seats
+//     instead, with the token the hub gave the provider for it
+//     (delegation.go): same tenant only, one at a time, only while those
+//     seats are held; their bytes are charged and their heavy work takes
+//     CPU turns as any request's.
 //   - A Workspace create or delete leaves work to the hub after it is
 //     answered; it holds its tenant's whole mutating share for a while
 //     after (upstream's FinalSeats and AdditionalLatency, in the tenant's

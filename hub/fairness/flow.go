@@ -58,6 +58,9 @@ type Controller struct {
 	traffic   *traffic
 	cpu       *Turnstile
 	stored    StoredSizes
+	// delegations: relayed requests' seats, lent to their providers'
+	// calls back (delegation.go).
+	delegations *delegations
 
 	mu      sync.Mutex
 	tenants map[tenantKind]*tenantQueue
@@ -127,6 +130,7 @@ func NewController(cfg ControllerConfig) (*Controller, error) {
 		keyer: cfg.Keyer, limits: cfg.Limits, queueLen: max(0, cfg.QueueLength),
 		factory: queueset.NewQueueSetFactory(cfg.Clock), estimator: cfg.Estimator, watches: cfg.Watches, queueWait: cfg.QueueWait,
 		tenants: map[tenantKind]*tenantQueue{}, waitClock: cfg.WaitClock, stored: cfg.Stored,
+		delegations: &delegations{},
 	}
 	if c.waitClock == nil {
 		c.waitClock = clock.RealClock{}
@@ -285,6 +289,15 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 	// Its head and its selector's parses are spent already: charged
 	// whether it is then served or refused (selector.go).
 	spent := st.head + int64(terms)*SelectorTermBytes
+	if st.delegation != "" && !isWatch {
+		// A provider's call back for a relayed request of this tenant
+		// that holds its seats: served on them (delegation.go).
+		if leave, ok := c.delegations.enter(st.delegation, tenant); ok {
+			defer leave()
+			c.runDelegated(reqCtx, st, tenant, spent, width.InitialSeats > 1, execFn)
+			return
+		}
+	}
 	m, ok := c.traffic.admit(ctx, c.waitDeadline(reqCtx), tenant, spent+c.expectedBytes(ctx, info, st, kind))
 	m.take(spent, false)
 	if !ok {
@@ -308,7 +321,12 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 			execFn()
 		}
 	}
-	if !c.run(ctx, tenant, kind, width, queueNoteFn, exec) {
+	// While it holds seats, a relay to a provider may lend them to the
+	// provider's calls back (Relayed).
+	st.delegations = c.delegations
+	served := c.run(ctx, tenant, kind, width, queueNoteFn, exec)
+	st.returnSeats()
+	if !served {
 		klog.V(3).InfoS("Request over its tenant's share or the hub's budget", "tenant", tenant, "mutating", kind == Mutating, "seats", width.InitialSeats, "path", info.Path)
 		st.meter.Store(nil)
 		st.noteHeld(c.tarpit.wait(reqCtx, tenant))

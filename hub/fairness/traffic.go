@@ -154,6 +154,16 @@ func (t *traffic) admit(ctx context.Context, deadline time.Time, tenant string, 
 	}
 }
 
+// meterOf is a meter for a request of tenant that was admitted without
+// counting anything in flight (a delegated call back, delegation.go); nil
+// when there is no budget.
+func (t *traffic) meterOf(tenant string) *meter {
+	if t == nil {
+		return nil
+	}
+	return &meter{t: t, tenant: tenant}
+}
+
 // meter charges one admitted request's bytes to its tenant as they move.
 // Its methods may be called from several goroutines (the handler may run
 // in one of its own); a nil meter charges nothing.

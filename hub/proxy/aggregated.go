@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"net/http"
 	"net/http/httputil"
 	"strings"
@@ -35,6 +36,7 @@ func (b *Backend) ServeAggregated(w http.ResponseWriter, r *http.Request, provid
 	start := time.Now()
 	rt := route{name: provider, rest: cleanPath(r.URL.Path)}
 	f := &forward{name: provider, route: rt, identity: id, originalPath: originalPath}
+	f.delegation, _ = r.Context().Value(delegationKey{}).(string)
 	defer func() { observe(provider, f.code, start, f.headers) }()
 	if err := validateIdentity(id); err != nil || !validHeaderValue(originalPath) {
 		f.code = http.StatusForbidden
@@ -74,4 +76,20 @@ func rewriteAggregated(pr *httputil.ProxyRequest, f *forward) {
 		}
 	}
 	h.Set(sdk.HeaderOriginalPath, f.originalPath)
+	if f.delegation != "" {
+		h.Set(sdk.HeaderDelegation, f.delegation)
+	}
+}
+
+type delegationKey struct{}
+
+// WithDelegation returns ctx carrying the delegation (hub/fairness) of
+// an aggregated request: ServeAggregated sends it to the provider as
+// sdk.HeaderDelegation, never on a hop to another replica, where it is
+// worth nothing.
+func WithDelegation(ctx context.Context, tok string) context.Context {
+	if tok == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, delegationKey{}, tok)
 }

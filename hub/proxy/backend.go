@@ -109,6 +109,8 @@ func rewriteBackend(pr *httputil.ProxyRequest) {
 	restoreAuthorization(pr.In.Context(), pr.Out.Header)
 	// An empty identity (public path) strips and asserts nothing.
 	sdk.SetIdentity(pr.Out.Header, f.identity)
+	// Only the hub's own, on an aggregated request (rewriteAggregated).
+	pr.Out.Header.Del(sdk.HeaderDelegation)
 	if f.originalPath != "" {
 		rewriteAggregated(pr, f)
 	}

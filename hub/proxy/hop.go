@@ -124,6 +124,7 @@ func rewriteHop(pr *httputil.ProxyRequest, f *forward) {
 		// needs only the assertion and the original path it binds.
 		rewriteAggregated(pr, f)
 		pr.Out.Header.Del(sdk.HeaderOriginalPath)
+		pr.Out.Header.Del(sdk.HeaderDelegation)
 		pr.Out.Header.Set(OriginalPathHopHeader, f.originalPath)
 	} else {
 		restoreAuthorization(pr.In.Context(), pr.Out.Header)

@@ -115,6 +115,9 @@ type forward struct {
 	// or a verified hop carrying one): the client's path, asserted to the
 	// provider as sdk.HeaderOriginalPath.
 	originalPath string
+	// delegation is an aggregated request's hub/fairness delegation, sent
+	// to the provider as sdk.HeaderDelegation (WithDelegation).
+	delegation string
 	// hopped: the request came from another replica with a verified
 	// assertion, so its X-Forwarded-* headers are the first hop's.
 	hopped bool

@@ -90,11 +90,13 @@ func openAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenAPID
 	return defs
 }
 
-// relayed forwards to a provider without CPU turns (fairness.Relayed):
-// the hub relays bytes, and the provider may call it back.
+// relayed forwards to a provider without CPU turns and lends the
+// request's seats to the provider's calls back (fairness.Relayed): the
+// hub relays bytes, and the provider may call it back as the same tenant.
 type relayed struct{ aggregation.Proxy }
 
 func (p relayed) ServeAggregated(w http.ResponseWriter, r *http.Request, provider string, id sdk.Identity, originalPath string) {
-	fairness.Relayed(r.Context())
-	p.Proxy.ServeAggregated(w, r, provider, id, originalPath)
+	tok, done := fairness.Relayed(r.Context())
+	defer done()
+	p.Proxy.ServeAggregated(w, r.WithContext(proxy.WithDelegation(r.Context(), tok)), provider, id, originalPath)
 }

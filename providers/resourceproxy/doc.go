@@ -40,6 +40,10 @@
 //     external ones). The caller's Authorization and every inbound
 //     Impersonate-* header are dropped, so a caller can neither reach the
 //     target with its own token nor pick another identity.
+//   - The hub's delegation of the routed request (sdk.HeaderDelegation,
+//     which lets the hub serve the proxy's calls for it on that request's
+//     seats) goes to a workspace target only, which is the hub: never to
+//     an external cluster, whose operator must not learn it.
 //   - A request arriving already as wharf:workspace:* was sent by a proxy
 //     (this one or another replica): it is refused, so two workspaces that
 //     route the same group/version to each other cannot loop.

@@ -63,6 +63,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, apierrors.NewForbidden(schema.GroupResource{}, "", errors.New("resource proxy does not forward requests sent by a resource proxy")))
 		return
 	}
+	// The calls made to serve it carry its delegation to a workspace
+	// target (targetConn.toHub), the hub, which sent it.
+	r = r.WithContext(sdk.WithDelegation(r.Context(), r))
 	req, ok := parseRequest(r)
 	if !ok {
 		writeErr(w, apierrors.NewNotFound(schema.GroupResource{}, ""))

@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/wharfhub/wharf/providers/resourceproxy/targetpolicy"
+	"github.com/wharfhub/wharf/sdk"
 )
 
 // targetConn is a live connection to one target: the base URL (scheme and
@@ -39,6 +40,11 @@ type targetConn struct {
 	// the controller re-checks the status.
 	refusedPeers atomic.Bool
 	onRefusal    func()
+	// toHub: a workspace target, on this hub. Only requests to it carry
+	// the routed request's delegation (sdk.HeaderDelegation): the hub
+	// serves them on that request's seats, which they would otherwise
+	// wait for behind it (sixth outside review, W10).
+	toHub bool
 }
 
 // dialError marks an error as a failed dial: nothing was sent, so the
@@ -202,6 +208,11 @@ func (t *targetConn) send(req *http.Request, peerWatch bool) (*http.Response, er
 		out := req.Clone(req.Context())
 		out.URL.Scheme, out.URL.Host = t.base.Scheme, host
 		out.Host = ""
+		if t.toHub {
+			sdk.SetDelegation(out)
+		} else {
+			out.Header.Del(sdk.HeaderDelegation)
+		}
 		if attempt > 0 && req.GetBody != nil {
 			b, err := req.GetBody()
 			if err != nil {

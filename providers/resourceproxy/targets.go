@@ -138,6 +138,7 @@ func (ts *Targets) workspace(key string, r *Route) (*targetConn, error) {
 	if err != nil {
 		return nil, err
 	}
+	conn.toHub = true
 	return ts.store(key, &cachedConn{conn: conn, checkedAt: ts.clock.Now()}), nil
 }
 
