@@ -33,11 +33,13 @@ type Server struct {
 	// WrapHTTP2, if set, is given each connection that negotiated h2 and
 	// returns the connection the HTTP/2 server reads and writes instead.
 	// It runs on the connection's own goroutine after the TLS handshake and
-	// before the client preface is read. Its result should implement
-	// ConnectionState() tls.ConnectionState: the HTTP/2 server fills each
-	// request's TLS field from it (client-certificate authentication needs
-	// it), and without it treats the connection as plain text. A nil result
-	// closes the connection. HTTP/1.1 connections never see it.
+	// before the client preface is read. Its result should keep c's
+	// RemoteAddr (every request's RemoteAddr, by which hub/rapidreset finds
+	// the connection) and implement ConnectionState() tls.ConnectionState:
+	// x/net's HTTP/2 server checks HTTP/2's TLS requirements on it and
+	// fills each request's TLS field from it (net/http's handler falls back
+	// to c's own, so client certificates authenticate either way). A nil
+	// result closes the connection. HTTP/1.1 connections never see it.
 	WrapHTTP2 func(c *tls.Conn) net.Conn
 }
 
