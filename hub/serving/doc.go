@@ -46,8 +46,10 @@
 // fork upstream's most delicate code; it only calls Serve on its
 // SecureServingInfo, which cannot be replaced. So the generic server keeps
 // SecureServingInfo, TLS material included (the loopback client's SNI
-// certificate too), with a Handoff as its listener: it never accepts, its
-// Close (the generic server stopping its own http.Server, at the very
+// certificate too), with a Handoff as its listener: it never accepts; its
+// first Accept starts the Server (when upstream would start serving, after
+// its own start-up steps and before the post-start hooks need the port);
+// its Close (the generic server stopping its own http.Server, at the very
 // moment it would have stopped the real one) shuts the Server down with
 // the same timeout, and its Accept returns only when the Server is done,
 // so that upstream's two channels close when ours do. The real listener,

@@ -29,7 +29,8 @@ type Handoff struct {
 	stopOnce sync.Once
 	done     chan struct{} // closed once nothing serves real any more
 
-	mu      sync.Mutex // guards started
+	mu      sync.Mutex // guards server and started
+	server  *Server
 	started bool
 }
 
@@ -40,19 +41,42 @@ func NewHandoff(real net.Listener) *Handoff {
 	return &Handoff{real: real, stop: make(chan struct{}), done: make(chan struct{})}
 }
 
-// Start serves the real listener with s until the Handoff is closed.
-func (h *Handoff) Start(s *Server) error {
+// SetServer names the server that will serve the real listener. It starts
+// when the generic server begins to serve (its first Accept): after
+// upstream's own start-up steps, as upstream's server would.
+func (h *Handoff) SetServer(s *Server) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.server = s
+}
+
+// Accept starts the server at its first call, then blocks until the
+// server is done and fails as a closed listener. If the server cannot
+// start, it fails with the reason and the generic server stops listening
+// (upstream then panics, as for a listener that fails).
+func (h *Handoff) Accept() (net.Conn, error) {
+	if err := h.start(); err != nil {
+		return nil, err
+	}
+	<-h.done
+	return nil, net.ErrClosed
+}
+
+func (h *Handoff) start() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.started {
-		return errors.New("serving: the handoff's server is already started")
+		return nil
 	}
 	select {
 	case <-h.stop:
-		return errors.New("serving: the handoff is closed")
+		return nil // Close has closed done
 	default:
 	}
-	stopped, listenerStopped, err := s.Serve(h.real, h.stop)
+	if h.server == nil {
+		return errors.New("serving: the handoff has no server")
+	}
+	stopped, listenerStopped, err := h.server.Serve(h.real, h.stop)
 	if err != nil {
 		return fmt.Errorf("serving %s: %w", h.real.Addr(), err)
 	}
@@ -65,15 +89,9 @@ func (h *Handoff) Start(s *Server) error {
 	return nil
 }
 
-// Accept blocks until the Server is done, then fails as a closed listener.
-func (h *Handoff) Accept() (net.Conn, error) {
-	<-h.done
-	return nil, net.ErrClosed
-}
-
-// Close stops the Server (gracefully, in the background) and returns at
+// Close stops the server (gracefully, in the background) and returns at
 // once: the generic server calls it holding its own server's lock. Closing
-// a Handoff whose Server never started closes the real listener.
+// a Handoff whose server never started closes the real listener.
 func (h *Handoff) Close() error {
 	h.stopOnce.Do(func() {
 		h.mu.Lock()
@@ -90,5 +108,6 @@ func (h *Handoff) Close() error {
 // Addr is the real listener's address.
 func (h *Handoff) Addr() net.Addr { return h.real.Addr() }
 
-// Done is closed once the Server has stopped listening and shut down.
+// Done is closed once the server has stopped listening and shut down (or
+// the Handoff was closed before it started).
 func (h *Handoff) Done() <-chan struct{} { return h.done }

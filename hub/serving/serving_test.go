@@ -33,6 +33,7 @@ type fixture struct {
 	clientCA         *dynamiccertificates.DynamicFileCAContent
 	release, entered chan struct{}
 	cleanup          []func()
+	accepted         chan error // the handoff's Accept returned
 }
 
 type setup struct {
@@ -82,10 +83,18 @@ func start(t *testing.T, s setup) *fixture {
 	}
 	f.addr = ln.Addr().String()
 	if s.handoff {
+		// As the generic server does: Accept, which starts srv and
+		// returns once it is done.
 		f.handoff = NewHandoff(ln)
-		if err := f.handoff.Start(srv); err != nil {
-			t.Fatal(err)
-		}
+		f.handoff.SetServer(srv)
+		f.accepted = make(chan error, 1)
+		go func() {
+			c, err := f.handoff.Accept()
+			if c != nil {
+				_ = c.Close()
+			}
+			f.accepted <- err
+		}()
 		t.Cleanup(func() { f.closeClients(); _ = f.handoff.Close(); <-f.handoff.Done() })
 		return f
 	}

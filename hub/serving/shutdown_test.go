@@ -53,14 +53,6 @@ func TestHandoff(t *testing.T) {
 	if got := f.handoff.Addr().String(); got != f.addr {
 		t.Fatalf("handoff address %s, want %s", got, f.addr)
 	}
-	accepted := make(chan error, 1)
-	go func() {
-		c, err := f.handoff.Accept()
-		if c != nil {
-			_ = c.Close()
-		}
-		accepted <- err
-	}()
 	// Served through the real listener while the stand-in accepts nothing.
 	if _, err := f.get(t, f.client(true, nil), "/"); err != nil {
 		t.Fatal(err)
@@ -68,7 +60,7 @@ func TestHandoff(t *testing.T) {
 	if err := f.handoff.Close(); err != nil {
 		t.Fatal(err)
 	}
-	err := <-accepted
+	err := <-f.accepted
 	if !errors.Is(err, net.ErrClosed) {
 		t.Fatalf("Accept: %v, want net.ErrClosed", err)
 	}
@@ -97,11 +89,26 @@ func TestHandoffNeverStarted(t *testing.T) {
 	if _, err := h.Accept(); !errors.Is(err, net.ErrClosed) {
 		t.Fatalf("Accept: %v, want net.ErrClosed", err)
 	}
-	if err := h.Start(&Server{}); err == nil {
-		t.Fatal("a closed handoff started")
+	h.SetServer(&Server{})
+	if _, err := h.Accept(); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("Accept after a server was set: %v, want net.ErrClosed", err)
 	}
 	if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
 		_ = c.Close()
 		t.Fatal("the real listener still accepts")
+	}
+}
+
+// TestHandoffWithoutServer: a handoff nobody gave a server fails its
+// Accept, which stops the generic server's listener loop.
+func TestHandoffWithoutServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := NewHandoff(ln)
+	defer func() { _ = h.Close() }()
+	if _, err := h.Accept(); err == nil || errors.Is(err, net.ErrClosed) {
+		t.Fatalf("Accept without a server: %v, want an error naming why", err)
 	}
 }
