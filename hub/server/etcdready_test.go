@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,11 +32,14 @@ func TestTolerantEtcdCheck(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			fc := clocktesting.NewFakeClock(time.Unix(1000, 0))
-			var mode string
+			// The inner check runs in a goroutine of its own that may
+			// read the mode after its step timed out: atomic.
+			var mode atomic.Value
+			mode.Store("")
 			release := make(chan struct{})
 			defer close(release)
 			inner := healthz.NamedGroupedCheck("etcd-readiness", "etcd-readiness", func(*http.Request) error {
-				switch mode {
+				switch mode.Load().(string) {
 				case "fail":
 					return errors.New("etcdserver: no leader")
 				case "hang":
@@ -55,7 +59,7 @@ func TestTolerantEtcdCheck(t *testing.T) {
 			}
 			for i, s := range tc.steps {
 				fc.Step(s.advance)
-				mode = s.inner
+				mode.Store(s.inner)
 				if s.inner == "hang" {
 					// Let the check's wait run out on the fake clock.
 					go func() {
