@@ -309,6 +309,7 @@ func (t *Throttle) Refused(r *http.Request) {
 	if cred, _ := t.credential(r); cred == "" {
 		return
 	}
+	providerRefusals.Inc()
 	t.charge(login.ClientAddress(r, t.trusted))
 }
 
@@ -344,6 +345,7 @@ func (t *Throttle) WithThrottle(delegate http.Handler, s runtime.NegotiatedSeria
 			delegate.ServeHTTP(w, r)
 			return
 		}
+		throttled.Inc()
 		klog.FromContext(r.Context()).V(2).Info("Throttling failed authentication", "address", addr, "path", r.URL.Path)
 		secs := max(int((wait+time.Second-1)/time.Second), 1)
 		// Never held: answered at once, so its connection closes.
