@@ -35,8 +35,8 @@
 //     client does before its first request can keep a place: a client
 //     that is not attacking dials and sends its request at once, well
 //     inside the turnover the metered handshakes allow (hub/fairness
-//     conns.go: 200 a second hub-wide by default, so 1,024 places last
-//     at least 5 s).
+//     conns.go and own.go: 200 a second hub-wide and 200 more for the
+//     hub's own address by default, so 1,024 places last seconds).
 //   - A connection that has begun a request is never touched again:
 //     watches, tunnels of edge agents, websockets and kept-alive
 //     connections between requests are bounded elsewhere (Go's idle
