@@ -443,9 +443,10 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		// What is in flight when the hub drains, streams on the provider
 		// routes included (drain.go).
 		h = extra.InFlight.wrap(h)
-		// Outside everything, before any credential is looked at: HTTP/2
-		// streams cancelled before their answer are charged to their
-		// connection, which is closed past its budget (hub/rapidreset).
+		// Outside everything but the idle marker, before any credential
+		// is looked at: HTTP/2 streams cancelled before their answer are
+		// charged to their connection, which is closed past its budget
+		// (hub/rapidreset).
 		h = resets.Filter(h)
 		// Outermost: a request's connection has begun one, and is no
 		// longer closed for idling (hub/idleconns).
