@@ -300,6 +300,19 @@ func (t *Throttle) Authenticator(delegate authenticator.Request) authenticator.R
 	})
 }
 
+// Refused charges a request whose credential another party refused (a
+// provider, for a token only it verifies: proxy.Backend.WithRefusals) to
+// its client address, as a failed authentication here: past the budget,
+// the address's credentials not known good get 429 unevaluated, and never
+// reach the provider. A request without a credential is not charged.
+func (t *Throttle) Refused(r *http.Request) {
+	if cred, _ := t.credential(r); cred == "" {
+		return
+	}
+	providerRefusals.Inc()
+	t.charge(login.ClientAddress(r, t.trusted))
+}
+
 // WithThrottle refuses, with 429 and Retry-After, a request whose client
 // address is over its failure budget, unless its credential is known
 // good: a guessable one authenticated from this address before, an
@@ -332,6 +345,7 @@ func (t *Throttle) WithThrottle(delegate http.Handler, s runtime.NegotiatedSeria
 			delegate.ServeHTTP(w, r)
 			return
 		}
+		throttled.Inc()
 		klog.FromContext(r.Context()).V(2).Info("Throttling failed authentication", "address", addr, "path", r.URL.Path)
 		secs := max(int((wait+time.Second-1)/time.Second), 1)
 		// Never held: answered at once, so its connection closes.

@@ -36,14 +36,18 @@ import (
 // refusals, tarpit.go), so a client that sends again at once gets one
 // answer a second per connection; past those bounds the 429 closes its
 // connection, which then pays a metered TLS handshake (conns.go). The
-// hub's own address (its loopback client, a process on its host) is not
-// bounded.
+// hub's own address (a process on its host) has bounds of its own
+// (ownanon.go); the hub's in-process client is not bounded.
 type Anonymous struct {
 	perPrefix, total       *login.RateLimiter
 	inFlight, perPrefixMax int
 	trusted                []*net.IPNet
 	session                string
 	hold                   *tarpit
+	own                    *ownAnonymous
+	// exempt names the hub's own dials by remote address (OwnDials.Has);
+	// nil: none.
+	exempt func(remote string) bool
 
 	mu      sync.Mutex
 	running map[string]int // mu; by prefix
@@ -60,13 +64,32 @@ func NewAnonymous(perSecond float64, inFlight int, trusted []*net.IPNet, session
 	}
 	a := &Anonymous{inFlight: inFlight, perPrefixMax: max(inFlight/4, 1), trusted: trusted, session: session,
 		running: map[string]int{}, hold: newTarpit(c, RefusalHold, 128, 2048)}
+	per := max(perSecond/5, 1)
 	if perSecond > 0 {
-		per := max(perSecond/5, 1)
 		a.perPrefix = login.NewRateLimiter(per, max(int(2*per), 1), 10000, trusted, c)
 		a.total = login.NewRateLimiter(perSecond, max(int(perSecond), 1), 1, nil, c)
+	} else {
+		per = 0
+	}
+	places := 0
+	if inFlight > 0 {
+		places = a.perPrefixMax
+	}
+	a.own = newOwnAnonymous(per, max(int(2*per), 1), places, c)
+	return a
+}
+
+// WithOwnDials exempts the hub's own dials (OwnDials.Has), by remote
+// address. It returns a.
+func (a *Anonymous) WithOwnDials(exempt func(remote string) bool) *Anonymous {
+	if a != nil {
+		a.exempt = exempt
 	}
 	return a
 }
+
+// ownKey is the own address's key in the refusal holds: no prefix.
+const ownKey = "own"
 
 // anonymous reports whether r carries no credential.
 func (a *Anonymous) anonymous(r *http.Request) bool {
@@ -99,18 +122,27 @@ func (a *Anonymous) WithAnonymousLimit(delegate http.Handler, s runtime.Negotiat
 			delegate.ServeHTTP(w, r)
 			return
 		}
-		client := login.ClientAddress(r, a.trusted)
-		if self(r, client) {
+		if a.exempt != nil && a.exempt(r.RemoteAddr) {
 			delegate.ServeHTTP(w, r)
 			return
 		}
-		prefix := login.PrefixOf(client)
 		// An upgrade (an edge agent's pickup, a websocket) becomes a
 		// connection for as long as it lives, and the handler returns
 		// only then: it takes a token of the rate but no place in flight,
 		// which it would hold for its whole life (every live kubectl or
 		// SSH session through an edge). The listener bounds connections.
 		upgrade := httpstream.IsUpgradeRequest(r)
+		client := login.ClientAddress(r, a.trusted)
+		if self(r, client) {
+			if release, ok := a.own.admit(r.Context(), !upgrade); ok {
+				defer release()
+				delegate.ServeHTTP(w, r)
+				return
+			}
+			a.refuse(w, r, ownKey, s)
+			return
+		}
+		prefix := login.PrefixOf(client)
 		if a.admit(prefix, !upgrade) {
 			if !upgrade {
 				defer a.done(prefix)
@@ -118,12 +150,17 @@ func (a *Anonymous) WithAnonymousLimit(delegate http.Handler, s runtime.Negotiat
 			delegate.ServeHTTP(w, r)
 			return
 		}
-		anonymousRefused.Inc()
-		klog.FromContext(r.Context()).V(2).Info("Refusing an anonymous request: too many from this address or in all", "prefix", prefix, "path", r.URL.Path)
-		hangup.UnlessHeld(w.Header(), a.hold.wait(r.Context(), prefix))
-		responsewriters.ErrorNegotiated(apierrors.NewTooManyRequests("too many requests without credentials, retry later", int(RefusalHold.Seconds())),
-			s, schema.GroupVersion{}, w, r)
+		a.refuse(w, r, prefix, s)
 	})
+}
+
+// refuse answers 429, held in the tarpit under key.
+func (a *Anonymous) refuse(w http.ResponseWriter, r *http.Request, key string, s runtime.NegotiatedSerializer) {
+	anonymousRefused.Inc()
+	klog.FromContext(r.Context()).V(2).Info("Refusing an anonymous request: too many from this address or in all", "prefix", key, "path", r.URL.Path)
+	hangup.UnlessHeld(w.Header(), a.hold.wait(r.Context(), key))
+	responsewriters.ErrorNegotiated(apierrors.NewTooManyRequests("too many requests without credentials, retry later", int(RefusalHold.Seconds())),
+		s, schema.GroupVersion{}, w, r)
 }
 
 // admit takes a token for prefix and, when place, a place in flight.

@@ -133,8 +133,11 @@
 //     The hub's own address (every process on its host or in its pod)
 //     has a handshake bucket of its own, past whose burst a handshake
 //     waits for its token (own.go; fourth review, attempt 4: a flood
-//     from 127.0.0.1 reconnected for free); the in-process loopback
-//     client's own connections take no token.
+//     from 127.0.0.1 reconnected for free), and its requests without
+//     credentials a rate and places of their own, past which they wait
+//     up to 2 s, then get 429 (ownanon.go; sixth review #6: UI files
+//     from 127.0.0.1 starved other tenants); the in-process loopback
+//     client's own connections take no token and no place.
 //   - The hub's own work is never queued behind tenants: the loopback
 //     client (lease renewals of replicas: single providers, supervision,
 //     the controllers) is system:masters. What starved lease renewals in

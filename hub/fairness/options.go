@@ -85,9 +85,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 			"Past the hub-wide rate a prefix that was quiet still gets one. Connections from the hub's own address take a bucket of their own of the same rate and burst, "+
 			"waiting up to 5s for a token before they are closed; the hub's in-process loopback client is not counted. 0 means no bound.")
 	fs.Float64Var(&o.AnonymousRequestsPerSecond, "max-anonymous-requests-per-second", o.AnonymousRequestsPerSecond,
-		"Requests without credentials (no token, session cookie or client certificate) per second, and a fifth of it per client address prefix; over it they get 429. 0 means no bound.")
+		"Requests without credentials (no token, session cookie or client certificate) per second, and a fifth of it per client address prefix; over it they get 429. "+
+			"The hub's own address has a fifth of its own, past which a request waits up to 2s before its 429; the hub's in-process client is not counted. 0 means no bound.")
 	fs.IntVar(&o.AnonymousRequestsInFlight, "max-anonymous-requests-inflight", o.AnonymousRequestsInFlight,
-		"Requests without credentials in flight at once, and a quarter of it per client address prefix; over it they get 429. 0 means no bound.")
+		"Requests without credentials in flight at once, and a quarter of it per client address prefix (the hub's own address: a quarter of its own); over it they get 429. 0 means no bound.")
 }
 
 // ListenerLimits returns the listener's bounds for an open-file limit of

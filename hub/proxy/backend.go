@@ -30,7 +30,10 @@ type Backend struct {
 	// limit bounds each tenant's authenticated requests in flight
 	// (hub/fairness); nil means no bound.
 	limit func(http.Handler) http.Handler
-	rp    *httputil.ReverseProxy
+	// refused is told of a public-path request with a credential that
+	// the provider refused (WithRefusals); nil: nobody.
+	refused func(*http.Request)
+	rp      *httputil.ReverseProxy
 }
 
 // NewBackend returns the backend proxy. It must be served behind
@@ -70,6 +73,19 @@ func (b *Backend) WithHop(hop Hop) *Backend {
 // returns b.
 func (b *Backend) WithLimit(limit func(http.Handler) http.Handler) *Backend {
 	b.limit = limit
+	return b
+}
+
+// WithRefusals tells refused of every request on a public path that
+// carried a credential (an Authorization header) and that the provider
+// answered 401 or 403: a credential only the provider verifies (an edge
+// agent's join token), which the hub's failed-authentication budget
+// otherwise never sees, so that guessing one costs the caller's address
+// as a bad token on any other route does (sixth outside review, #6: a
+// flood of bogus join tokens all reached the provider). A request
+// forwarded by another replica is charged there, not here. It returns b.
+func (b *Backend) WithRefusals(refused func(*http.Request)) *Backend {
+	b.refused = refused
 	return b
 }
 
@@ -161,6 +177,13 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() { observe(rt.name, f.code, start, f.headers) }()
 	switch {
 	case isPublic(rt, t.PublicPaths):
+		if b.refused != nil && !isHop(r) && len(r.Header.Values("Authorization")) > 0 {
+			defer func() {
+				if !f.headers.IsZero() && (f.code == http.StatusUnauthorized || f.code == http.StatusForbidden) {
+					b.refused(r)
+				}
+			}()
+		}
 	case len(r.Header.Values(AssertionHeader)) > 0:
 		// Forwarded by another replica, which authenticated the caller.
 		// An aggregated request's original path travels in a hop header

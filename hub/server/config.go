@@ -51,6 +51,7 @@ import (
 	"github.com/wharfhub/wharf/hub/events"
 	"github.com/wharfhub/wharf/hub/fairness"
 	"github.com/wharfhub/wharf/hub/filters"
+	"github.com/wharfhub/wharf/hub/idleconns"
 	"github.com/wharfhub/wharf/hub/login"
 	"github.com/wharfhub/wharf/hub/namespaces"
 	"github.com/wharfhub/wharf/hub/plugins"
@@ -236,6 +237,8 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	// Idle connections must not use up the descriptors etcd and the
 	// plugins need (third review, C-A: the hub exited).
 	var resets *rapidreset.Budgets
+	var idle *idleconns.Tracker
+	var own *fairness.OwnDials
 	if gc.SecureServing != nil && gc.SecureServing.Listener != nil {
 		lim := o.Fairness.ListenerLimits(fairness.OpenFileLimit())
 		if gc.LoopbackClientConfig != nil {
@@ -244,12 +247,18 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 			lim.Own = fairness.NewOwnDials()
 			gc.LoopbackClientConfig.Dial = lim.Own.DialContext
 		}
+		own = lim.Own
 		gc.SecureServing.Listener = fairness.LimitConnections(gc.SecureServing.Listener, lim, clock.RealClock{})
 		// HTTP/2 rapid reset: a connection that cancels too many streams
 		// before their answer is closed (fifth review #20-#23,
 		// hub/rapidreset); the loopback client's are never.
 		resets = rapidreset.New(*o.Resets, lim.Own.Has, clock.RealClock{})
 		gc.SecureServing.Listener = resets.Listener(gc.SecureServing.Listener)
+		// A connection that begins no request in time is closed, and
+		// past a bound the oldest such (sixth review #4, hub/idleconns);
+		// the loopback client's are never.
+		idle = idleconns.New(*o.IdleConns, lim.Own.Has, clock.RealClock{})
+		gc.SecureServing.Listener = idle.Listener(gc.SecureServing.Listener)
 		// The hub serves this listener itself, so that each decrypted
 		// HTTP/2 connection can pass through a hook before Go's HTTP/2
 		// server reads it (serving.go, hub/serving). The hook: nil, none.
@@ -323,7 +332,10 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	anonymous := fairness.NewAnonymous(o.Fairness.AnonymousRequestsPerSecond, o.Fairness.AnonymousRequestsInFlight, trusted, login.SessionCookie, clock.RealClock{})
+	// The hub's own address has anonymous bounds of its own; only the
+	// loopback client's dials are outside (sixth review #6).
+	anonymous := fairness.NewAnonymous(o.Fairness.AnonymousRequestsPerSecond, o.Fairness.AnonymousRequestsInFlight, trusted, login.SessionCookie, clock.RealClock{}).
+		WithOwnDials(own.Has)
 	extra.ServiceAccounts.throttle = throttle.WithSessionCheck(extra.Login.Sessions().Authentic)
 	// Opaque tokens are verified by the throttle itself while only the
 	// hub-wide failure budget is used up (hub/authn, B-F).
@@ -336,6 +348,10 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	}
 	targets := extra.Replicas.targets(providerTargets(extra.Plugins), extra.Plugins)
 	backend := proxy.NewBackend(targets, workspaceIdentity{index: extra.Index, authz: gc.Authorization.Authorizer, homes: extra.Homes}).WithHop(extra.Replicas.asserter)
+	// A credential a provider refuses on its public paths (an edge
+	// agent's join token) is a failed authentication of its caller's
+	// address (sixth review #6, hub/authn).
+	backend.WithRefusals(throttle.Refused)
 	// The shell page carries the CSRF token on a signed-in browser's
 	// top-level navigations only (see portal/doc.go).
 	portalSrv := portal.Must(portal.Options{CSRF: extra.Login.DocumentCSRF})
@@ -439,10 +455,14 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		// What is in flight when the hub drains, streams on the provider
 		// routes included (drain.go).
 		h = extra.InFlight.wrap(h)
-		// Outside everything, before any credential is looked at: HTTP/2
-		// streams cancelled before their answer are charged to their
-		// connection, which is closed past its budget (hub/rapidreset).
-		return resets.Filter(h)
+		// Outside everything but the idle marker, before any credential
+		// is looked at: HTTP/2 streams cancelled before their answer are
+		// charged to their connection, which is closed past its budget
+		// (hub/rapidreset).
+		h = resets.Filter(h)
+		// Outermost: a request's connection has begun one, and is no
+		// longer closed for idling (hub/idleconns).
+		return idle.Filter(h)
 	}
 	o.Shutdown.applyTo(&gc.Config)
 	// apiextensions shares authn, authz and the handler chain settings.

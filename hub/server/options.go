@@ -16,6 +16,7 @@ import (
 	"github.com/wharfhub/wharf/hub/authn"
 	"github.com/wharfhub/wharf/hub/authz/rbac"
 	"github.com/wharfhub/wharf/hub/fairness"
+	"github.com/wharfhub/wharf/hub/idleconns"
 	"github.com/wharfhub/wharf/hub/login"
 	"github.com/wharfhub/wharf/hub/quota"
 	"github.com/wharfhub/wharf/hub/rapidreset"
@@ -39,6 +40,8 @@ type Options struct {
 	// Resets bounds each connection's HTTP/2 streams cancelled before
 	// their answer (hub/rapidreset).
 	Resets *rapidreset.Options
+	// IdleConns closes connections that begin no request (hub/idleconns).
+	IdleConns *idleconns.Options
 
 	// TokenAuthFile is a static token CSV (token,user,uid,"group1,group2").
 	TokenAuthFile string
@@ -104,6 +107,7 @@ func NewOptions() *Options {
 		DataDir:                            ".wharf",
 		SecureServing:                      genericoptions.NewSecureServingOptions().WithLoopback(),
 		Resets:                             rapidreset.NewOptions(),
+		IdleConns:                          idleconns.NewOptions(),
 		Etcd:                               genericoptions.NewEtcdOptions(newStorageConfig()),
 		AdminGroups:                        []string{"system:masters"},
 		MaxWorkspaceRBACRules:              rbac.DefaultMaxRules,
@@ -142,6 +146,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	g.DurationVar(&o.EventTTL, "event-ttl", o.EventTTL, "Amount of time to retain events.")
 	o.SecureServing.AddFlags(fss.FlagSet("secure serving"))
 	o.Resets.AddFlags(fss.FlagSet("secure serving"))
+	o.IdleConns.AddFlags(fss.FlagSet("secure serving"))
 	o.Etcd.AddFlags(fss.FlagSet("etcd"))
 	o.Store.AddFlags(fss.FlagSet("etcd"))
 	fss.FlagSet("etcd").Int64Var(&o.WatchCacheHistoryBytes, "watch-cache-history-bytes", o.WatchCacheHistoryBytes,
@@ -195,6 +200,7 @@ func (o *Options) Validate() []error {
 	var errs []error
 	errs = append(errs, o.SecureServing.Validate()...)
 	errs = append(errs, o.Resets.Validate()...)
+	errs = append(errs, o.IdleConns.Validate()...)
 	errs = append(errs, o.Plugins.Validate()...)
 	errs = append(errs, o.Replica.Validate()...)
 	errs = append(errs, o.Shutdown.Validate()...)
