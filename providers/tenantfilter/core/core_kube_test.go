@@ -191,6 +191,8 @@ func (e *env) roleBinding(t *testing.T, ns, name, role string, labels map[string
 type filter struct {
 	core *core.Core
 	srv  *httptest.Server
+	// front is srv's handler, for tests that serve it another way.
+	front http.Handler
 }
 
 func (e *env) startFilter(t *testing.T, opts core.Options) *filter {
@@ -226,7 +228,7 @@ func (e *env) startFilterWith(t *testing.T, cfg *rest.Config, opts core.Options)
 	})
 	srv := httptest.NewServer(front)
 	t.Cleanup(srv.Close)
-	return &filter{core: c, srv: srv}
+	return &filter{core: c, srv: srv, front: front}
 }
 
 // config reaches the filter as user with groups.

@@ -45,6 +45,9 @@ type forwardState struct {
 	// notFound is set for requests the create-if-missing rule may turn
 	// from 403 into 404.
 	notFound *notFoundCandidate
+	// inBody is the client's request body, closed with the downstream
+	// response (see forward_body.go); nil when there is nothing to close.
+	inBody io.Closer
 }
 
 func newForwarder(cfg *rest.Config) (*forwarder, error) {
@@ -87,15 +90,21 @@ func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { r
 
 func (f *forwarder) roundTrip(r *http.Request) (*http.Response, error) {
 	if httpstream.IsUpgradeRequest(r) {
+		// The answer is a connection (101), not a body to wrap.
 		return f.rt11.RoundTrip(r)
 	}
-	return f.rt.RoundTrip(r)
+	resp, err := f.rt.RoundTrip(r)
+	if err != nil {
+		return nil, err
+	}
+	releaseOnClose(r, resp)
+	return resp, nil
 }
 
 // forward sends the request impersonating the caller: the downstream's
 // RBAC decides.
 func (c *Core) forward(w http.ResponseWriter, r *http.Request, caller Caller) {
-	st := &forwardState{mode: modeImpersonate, caller: caller}
+	st := &forwardState{mode: modeImpersonate, caller: caller, inBody: releasedBody(r)}
 	if info, ok := request.RequestInfoFrom(r.Context()); ok {
 		st.notFound = notFoundCandidateFor(r, info)
 	}
@@ -108,7 +117,7 @@ func (c *Core) forward(w http.ResponseWriter, r *http.Request, caller Caller) {
 // logged here.
 func (c *Core) forwardAsProvider(w http.ResponseWriter, r *http.Request, caller Caller) {
 	logProviderRead(r, caller)
-	st := &forwardState{mode: modeProvider, caller: caller}
+	st := &forwardState{mode: modeProvider, caller: caller, inBody: releasedBody(r)}
 	c.fwd.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), forwardKey{}, st)))
 }
 

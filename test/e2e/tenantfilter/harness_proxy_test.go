@@ -11,8 +11,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -276,13 +278,43 @@ func runKubectl(t testing.TB, kubeconfig string, args ...string) (string, error)
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, kube.KubectlPath(t), append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	// -v=6 logs every request kubectl makes with its status and latency;
+	// those lines are kept out of the error the tests match and logged
+	// only if kubectl is stopped. It is stopped with SIGQUIT, so its
+	// goroutines end up in the error: a hang says which request, or which
+	// wait, it was.
+	full := append([]string{"--kubeconfig", kubeconfig, "-v=6"}, args...)
+	cmd := exec.CommandContext(ctx, kube.KubectlPath(t), full...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGQUIT) }
+	cmd.WaitDelay = 10 * time.Second
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return stdout.String(), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, stderr.String())
+		msg, trace := splitKubectlLog(stderr.String())
+		if ctx.Err() != nil {
+			t.Logf("kubectl %s stopped after %s; its request log:\n%s", strings.Join(args, " "), 2*time.Minute, trace)
+		}
+		return stdout.String(), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, msg)
 	}
 	return stdout.String(), nil
+}
+
+// kubectlTrace matches the klog info lines -v=6 adds (request log,
+// kubeconfig loading); warnings and errors stay in the message.
+var kubectlTrace = regexp.MustCompile(`^I\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^ ]+:\d+\] `)
+
+// splitKubectlLog separates kubectl's stderr into what the tests match
+// (its messages) and its -v=6 trace.
+func splitKubectlLog(stderr string) (msg, trace string) {
+	var m, tr strings.Builder
+	for line := range strings.Lines(stderr) {
+		if kubectlTrace.MatchString(line) {
+			tr.WriteString(line)
+		} else {
+			m.WriteString(line)
+		}
+	}
+	return m.String(), tr.String()
 }
 
 // Do sends one raw request to the proxy as user (empty user: no
