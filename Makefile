@@ -68,7 +68,7 @@ kube-tools-dir:
 
 # Built before `go test` so the cold build shows progress and stays outside
 # the test timeout; skipped when prebuilt binaries are given (the fixture
-# honours KUBE_APISERVER_BIN and ETCD_BIN, and KUBECTL or kubectl on PATH).
+# honours KUBE_APISERVER_BIN and ETCD_BIN, and KUBECTL, else kubectl on PATH when both are set).
 kube-tools-for-test:
 	@if [ -n "$$KUBE_APISERVER_BIN" ] && [ -n "$$ETCD_BIN" ]; then \
 	  echo "kube-tools: using KUBE_APISERVER_BIN=$$KUBE_APISERVER_BIN ETCD_BIN=$$ETCD_BIN"; \

@@ -59,9 +59,13 @@ func fill(dst *string, v string) {
 	}
 }
 
-// KubectlPath returns a kubectl for end-to-end tests: $KUBECTL if set, else
-// kubectl on PATH, else the v1.37.2 kubectl from the tools cache (built on
-// demand). The PATH one may be any version; set KUBECTL to pin it.
+// KubectlPath returns a kubectl for end-to-end tests: $KUBECTL if set;
+// else, when KUBE_APISERVER_BIN and ETCD_BIN name prebuilt binaries (so
+// that nothing is built), kubectl on PATH; else the v1.37.2 kubectl of the
+// tools cache (built on demand; make test builds it first). A kubectl on
+// PATH may be any version (this machine's is a gcloud v1.32 dispatcher)
+// and tests compare kubectl's output with v1.37's, so it is not preferred
+// to the cache.
 func KubectlPath(t testing.TB) string {
 	t.Helper()
 	p, err := kubectlPath(os.Getenv, exec.LookPath, func() (string, error) { return buildToolsFor(t) })
@@ -77,8 +81,10 @@ func kubectlPath(getenv func(string) string, lookPath func(string) (string, erro
 	if p := getenv(EnvKubectl); p != "" {
 		return p, nil
 	}
-	if p, err := lookPath("kubectl"); err == nil {
-		return p, nil
+	if getenv(EnvAPIServerBin) != "" && getenv(EnvEtcdBin) != "" {
+		if p, err := lookPath("kubectl"); err == nil {
+			return p, nil
+		}
 	}
 	dir, err := build()
 	if err != nil {

@@ -9,13 +9,27 @@ import (
 )
 
 // TestKubectlPathOrder checks the lookup order other e2e tests rely on:
-// $KUBECTL, then PATH, then the tools cache.
+// $KUBECTL, then the tools cache; PATH only when the kube binaries are
+// prebuilt (nothing is to be built).
 func TestKubectlPathOrder(t *testing.T) {
 	onPath := func(string) (string, error) { return "/usr/bin/kubectl", nil }
 	notOnPath := func(string) (string, error) { return "", exec.ErrNotFound }
 	built := func() (string, error) { return "/cache/abc", nil }
 	buildFails := func() (string, error) { return "", errors.New("no go") }
-	env := func(v string) func(string) string { return func(string) string { return v } }
+	env := func(v string) func(string) string {
+		return func(k string) string {
+			if k == EnvKubectl {
+				return v
+			}
+			return ""
+		}
+	}
+	prebuilt := func(k string) string {
+		if k == EnvAPIServerBin || k == EnvEtcdBin {
+			return "/opt/" + k
+		}
+		return ""
+	}
 
 	tests := []struct {
 		name     string
@@ -26,7 +40,9 @@ func TestKubectlPathOrder(t *testing.T) {
 		wantErr  bool
 	}{
 		{"env wins", env("/opt/kubectl"), onPath, built, "/opt/kubectl", false},
-		{"then PATH", env(""), onPath, built, "/usr/bin/kubectl", false},
+		{"then the tools cache, not PATH", env(""), onPath, built, "/cache/abc/kubectl", false},
+		{"PATH when the kube binaries are prebuilt", prebuilt, onPath, built, "/usr/bin/kubectl", false},
+		{"prebuilt, none on PATH: the tools cache", prebuilt, notOnPath, built, "/cache/abc/kubectl", false},
 		{"then the tools cache", env(""), notOnPath, built, "/cache/abc/kubectl", false},
 		{"build failure is an error", env(""), notOnPath, buildFails, "", true},
 	}
