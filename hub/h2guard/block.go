@@ -1,0 +1,109 @@
+package h2guard
+
+import (
+	"golang.org/x/net/http2/hpack"
+	"k8s.io/utils/clock"
+)
+
+// blockFrame counts a HEADERS or CONTINUATION frame whose header was just
+// read: the server allocates its whole payload now and keeps the block's
+// fields until END_HEADERS.
+func (c *conn) blockFrame() error {
+	if !c.inBlock {
+		c.openBlock()
+	} else if err := c.checkTimeout(); err != nil {
+		return err
+	}
+	c.blockHeld += int64(c.length)
+	if m := c.g.opts.MaxBlockBytes; m > 0 && c.blockHeld > int64(m) {
+		return c.kill(reasonBlockSize)
+	}
+	want := max(c.blockHeld-FreeBlockBytes, 0)
+	c.mu.Lock()
+	if c.reason != "" {
+		c.mu.Unlock()
+		return &closedError{reason: c.reason}
+	}
+	if d := want - c.reserved; d > 0 {
+		if !c.g.reserve(d) {
+			c.mu.Unlock()
+			return c.kill(reasonOpenBlocks)
+		}
+		c.reserved = want
+	}
+	c.mu.Unlock()
+	return nil
+}
+
+// openBlock starts a header block and its timeout.
+func (c *conn) openBlock() {
+	c.inBlock = true
+	c.blockWire, c.decoded, c.charged, c.blockHeld = 0, 0, 0, 0
+	c.blockStart = c.g.clock.Now()
+	d := c.g.opts.BlockTimeout
+	if d <= 0 {
+		return
+	}
+	dc, ok := c.g.clock.(clock.WithDelayedExecution)
+	if !ok {
+		return // checked on each read only
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	gen := c.gen
+	// A client that stops sending in the middle of a block sends nothing
+	// more to read: only a timer notices.
+	c.timer = dc.AfterFunc(d, func() {
+		c.mu.Lock()
+		open := c.gen == gen && c.reason == ""
+		c.mu.Unlock()
+		if open {
+			_ = c.kill(reasonTimeout)
+		}
+	})
+}
+
+// checkTimeout closes a connection whose block is open past its time.
+func (c *conn) checkTimeout() error {
+	if d := c.g.opts.BlockTimeout; d > 0 && c.g.clock.Since(c.blockStart) > d {
+		return c.kill(reasonTimeout)
+	}
+	return nil
+}
+
+// fragment decodes the next bytes of the open block's fragment and
+// charges the block's larger of wire and decoded bytes so far.
+func (c *conn) fragment(b []byte) error {
+	c.blockWire += int64(len(b))
+	if c.dec != nil {
+		if _, err := c.dec.Write(b); err != nil {
+			// The server's decoder fails too (a connection error); the
+			// guard's table no longer mirrors it.
+			return c.kill(reasonHPACK)
+		}
+	}
+	cost := max(c.blockWire, c.decoded)
+	if err := c.charge(cost-c.charged, reasonHeaderBytes); err != nil {
+		return err
+	}
+	c.charged = cost
+	return c.checkTimeout()
+}
+
+// emit counts a decoded field as HTTP/2 counts a header list's size.
+func (c *conn) emit(f hpack.HeaderField) {
+	c.decoded += int64(len(f.Name) + len(f.Value) + 32)
+}
+
+// endBlock ends the open block at END_HEADERS.
+func (c *conn) endBlock() error {
+	c.inBlock = false
+	if c.dec != nil {
+		if err := c.dec.Close(); err != nil {
+			return c.kill(reasonHPACK)
+		}
+	}
+	c.release()
+	return nil
+}
