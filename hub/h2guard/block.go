@@ -54,14 +54,19 @@ func (c *conn) openBlock() {
 	gen := c.gen
 	// A client that stops sending in the middle of a block sends nothing
 	// more to read: only a timer notices.
-	c.timer = dc.AfterFunc(d, func() {
-		c.mu.Lock()
-		open := c.gen == gen && c.reason == ""
-		c.mu.Unlock()
-		if open {
-			_ = c.kill(reasonTimeout)
-		}
-	})
+	// The callback goes on in a goroutine of its own: a fake clock runs
+	// it under its lock, which stopping the timer takes again.
+	c.timer = dc.AfterFunc(d, func() { go c.timeout(gen) })
+}
+
+// timeout closes the connection if its block gen is still open.
+func (c *conn) timeout(gen int) {
+	c.mu.Lock()
+	open := c.gen == gen && c.reason == ""
+	c.mu.Unlock()
+	if open {
+		_ = c.kill(reasonTimeout)
+	}
 }
 
 // checkTimeout closes a connection whose block is open past its time.

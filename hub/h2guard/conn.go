@@ -3,6 +3,7 @@ package h2guard
 import (
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -17,6 +18,10 @@ const (
 	flagPadded     = 0x8
 	flagPriority   = 0x20
 	frameHeaderLen = 9
+	// windowUpdateFreeBytes: one WINDOW_UPDATE free per this many bytes
+	// the server wrote, twice what Go's client sends (one on the stream
+	// and one on the connection per 4 KiB read).
+	windowUpdateFreeBytes = 2 << 10
 )
 
 // conn is one guarded client connection. Its parser state belongs to the
@@ -45,6 +50,13 @@ type conn struct {
 	charged            int64 // of the open block, to the bucket
 	blockHeld          int64 // wire bytes of the open block's frames
 
+	// windowUpdates counts the client's WINDOW_UPDATE frames; written,
+	// the bytes the server wrote (its writing goroutine).
+	windowUpdates int64
+	written       atomic.Int64
+	// spent is what the bucket was charged in all (tests measure it).
+	spent int64
+
 	mu       sync.Mutex
 	reason   string      // why the guard closed it; "" while open
 	reserved int64       // counted hub-wide for the open block
@@ -70,6 +82,14 @@ func (c *conn) Read(p []byte) (int, error) {
 			return n, gerr
 		}
 	}
+	return n, err
+}
+
+// Write counts what the server writes, which the client's WINDOW_UPDATEs
+// acknowledge.
+func (c *conn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.written.Add(int64(n))
 	return n, err
 }
 
@@ -138,6 +158,16 @@ func (c *conn) frameStart() error {
 			return err
 		}
 		return c.blockFrame()
+	case http2.FrameWindowUpdate:
+		// A client acknowledges what the hub wrote: Go's at least every
+		// 4 KiB read, on the stream and on the connection. So many are
+		// free (a 10 MiB answer brings ~2,500); a flood beyond them is
+		// charged like any other frame.
+		c.windowUpdates++
+		if c.windowUpdates <= c.written.Load()/windowUpdateFreeBytes {
+			return nil
+		}
+		return c.charge(int64(c.g.opts.FrameCost+c.length), reasonFrames)
 	default:
 		// SETTINGS, PING, WINDOW_UPDATE, PRIORITY, RST_STREAM, GOAWAY and
 		// unknown types: the server reads each and answers some.
@@ -185,6 +215,7 @@ func (c *conn) charge(n int64, reason string) error {
 		return nil
 	}
 	if c.bucket.AllowN(c.g.clock.Now(), int(n)) {
+		c.spent += n
 		return nil
 	}
 	return c.kill(reason)

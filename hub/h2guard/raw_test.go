@@ -1,0 +1,135 @@
+package h2guard
+
+import (
+	"bytes"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+)
+
+// rawConn is an attacker's HTTP/2 connection: frames written by hand,
+// and a reader that acknowledges SETTINGS and counts what comes back
+// until the connection ends.
+type rawConn struct {
+	fr       *http2.Framer
+	mu       sync.Mutex // the framer's writes
+	done     chan struct{}
+	pingAcks atomic.Int64
+	resets   atomic.Int64 // RST_STREAM frames from the server
+	answers  atomic.Int64 // HEADERS frames from the server
+	enc      *hpack.Encoder
+	hb       bytes.Buffer
+}
+
+func (s *testServer) raw(t *testing.T) *rawConn {
+	t.Helper()
+	c := s.dial(t)
+	r := &rawConn{fr: http2.NewFramer(c, c), done: make(chan struct{})}
+	r.enc = hpack.NewEncoder(&r.hb)
+	r.enc.SetMaxDynamicTableSizeLimit(4096)
+	if _, err := c.Write([]byte(http2.ClientPreface)); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.fr.WriteSettings(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(r.done)
+		for {
+			f, err := r.fr.ReadFrame()
+			if err != nil {
+				return
+			}
+			switch f := f.(type) {
+			case *http2.SettingsFrame:
+				if !f.IsAck() {
+					r.write(func(fr *http2.Framer) error { return fr.WriteSettingsAck() })
+				}
+			case *http2.PingFrame:
+				if f.IsAck() {
+					r.pingAcks.Add(1)
+				}
+			case *http2.RSTStreamFrame:
+				r.resets.Add(1)
+			case *http2.HeadersFrame:
+				r.answers.Add(1)
+			case *http2.GoAwayFrame:
+				// the server's own protocol error; it closes next
+			}
+		}
+	}()
+	return r
+}
+
+// write runs w on the framer; false once the connection is gone.
+func (r *rawConn) write(w func(fr *http2.Framer) error) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return w(r.fr) == nil
+}
+
+func (r *rawConn) gone() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// waitGone waits for the hub to close the connection; the bound only
+// keeps a broken test from hanging.
+func (r *rawConn) waitGone(t *testing.T) {
+	t.Helper()
+	select {
+	case <-r.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the connection was not closed")
+	}
+}
+
+// block encodes a request's header block: the pseudo-headers and extra.
+func (r *rawConn) block(extra ...hpack.HeaderField) []byte {
+	r.hb.Reset()
+	for _, f := range append([]hpack.HeaderField{{Name: ":method", Value: "GET"}, {Name: ":scheme", Value: "https"},
+		{Name: ":authority", Value: "127.0.0.1"}, {Name: ":path", Value: "/"}}, extra...) {
+		_ = r.enc.WriteField(f)
+	}
+	return bytes.Clone(r.hb.Bytes())
+}
+
+// sendBlock sends b as HEADERS and CONTINUATION frames of at most 16 KiB
+// on stream sid; end: whether the last one carries END_HEADERS.
+func (r *rawConn) sendBlock(sid uint32, b []byte, end bool) bool {
+	const frame = 16 << 10
+	first := true
+	for first || len(b) > 0 {
+		n := min(frame, len(b))
+		last := n == len(b)
+		frag := b[:n]
+		b = b[n:]
+		ok := r.write(func(fr *http2.Framer) error {
+			if first {
+				return fr.WriteHeaders(http2.HeadersFrameParam{StreamID: sid, BlockFragment: frag, EndStream: true, EndHeaders: last && end})
+			}
+			return fr.WriteContinuation(sid, last && end, frag)
+		})
+		if !ok {
+			return false
+		}
+		first = false
+	}
+	return true
+}
+
+// sizeUpdates is n bytes of HPACK "dynamic table size update to 0": a
+// block that decodes to nothing, which Go's decoder takes anywhere while
+// its table is empty.
+func sizeUpdates(n int) []byte { return bytes.Repeat([]byte{0x20}, n) }
+
+var bigValue = strings.Repeat("v", 4000)
