@@ -2,6 +2,7 @@ package h2guard
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,6 +23,7 @@ type rawConn struct {
 	pingAcks atomic.Int64
 	resets   atomic.Int64 // RST_STREAM frames from the server
 	answers  atomic.Int64 // HEADERS frames from the server
+	goaway   atomic.Value // the server's GOAWAY, if any
 	enc      *hpack.Encoder
 	hb       bytes.Buffer
 }
@@ -38,6 +40,8 @@ func (s *testServer) raw(t *testing.T) *rawConn {
 	if err := r.fr.WriteSettings(); err != nil {
 		t.Fatal(err)
 	}
+	acked := make(chan struct{})
+	var ackOnce sync.Once
 	go func() {
 		defer close(r.done)
 		for {
@@ -49,6 +53,7 @@ func (s *testServer) raw(t *testing.T) *rawConn {
 			case *http2.SettingsFrame:
 				if !f.IsAck() {
 					r.write(func(fr *http2.Framer) error { return fr.WriteSettingsAck() })
+					ackOnce.Do(func() { close(acked) })
 				}
 			case *http2.PingFrame:
 				if f.IsAck() {
@@ -60,9 +65,18 @@ func (s *testServer) raw(t *testing.T) *rawConn {
 				r.answers.Add(1)
 			case *http2.GoAwayFrame:
 				// the server's own protocol error; it closes next
+				r.goaway.Store(fmt.Sprintf("%v %q", f.ErrCode, f.DebugData()))
 			}
 		}
 	}()
+	// The server's SETTINGS are acknowledged before any test frame: an
+	// ack between a HEADERS and its CONTINUATION is a protocol error.
+	select {
+	case <-acked:
+	case <-r.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no SETTINGS from the server")
+	}
 	return r
 }
 
