@@ -108,6 +108,8 @@ type ExtraConfig struct {
 	Plugins *plugins.Host
 	// Replicas is this replica among its peers (replicas.go).
 	Replicas *replicaSet
+	// Serving serves the public listener (serving.go).
+	Serving *publicServing
 	// Shutdown and InFlight drive the drain on SIGTERM (drain.go).
 	Shutdown ShutdownOptions
 	InFlight *inFlight
@@ -248,6 +250,11 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		// hub/rapidreset); the loopback client's are never.
 		resets = rapidreset.New(*o.Resets, lim.Own.Has, clock.RealClock{})
 		gc.SecureServing.Listener = resets.Listener(gc.SecureServing.Listener)
+		// The hub serves this listener itself, so that each decrypted
+		// HTTP/2 connection can pass through a hook before Go's HTTP/2
+		// server reads it (serving.go, hub/serving). The hook: nil, none.
+		var wrapHTTP2 func(*tls.Conn) net.Conn
+		extra.Serving = handOff(gc.SecureServing, wrapHTTP2)
 	}
 	resourceConfig := serverstorage.NewResourceConfig()
 	resourceConfig.EnableVersions(servedGroupVersions...)

@@ -309,8 +309,12 @@ func (h *Hub) Run(ctx context.Context) error {
 		shutdownStart.Store(&now)
 	}()
 	prepared := h.Generic.PrepareRun()
+	h.Extra.Serving.prepare(h.Generic)
 	klog.InfoS("Wharf hub starting", "url", h.Extra.ExternalURL, "rootCluster", h.rootID)
 	err := prepared.RunWithContext(ctx)
+	// A no-op after a normal run (the generic server stopped it); after a
+	// failed start, the real listener closes.
+	h.Extra.Serving.close()
 	start := time.Now()
 	if s := shutdownStart.Load(); s != nil {
 		start = *s
