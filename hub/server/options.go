@@ -16,6 +16,7 @@ import (
 	"github.com/wharfhub/wharf/hub/authn"
 	"github.com/wharfhub/wharf/hub/authz/rbac"
 	"github.com/wharfhub/wharf/hub/fairness"
+	"github.com/wharfhub/wharf/hub/h2guard"
 	"github.com/wharfhub/wharf/hub/login"
 	"github.com/wharfhub/wharf/hub/quota"
 	"github.com/wharfhub/wharf/hub/rapidreset"
@@ -39,6 +40,9 @@ type Options struct {
 	// Resets bounds each connection's HTTP/2 streams cancelled before
 	// their answer (hub/rapidreset).
 	Resets *rapidreset.Options
+	// H2Guard bounds each HTTP/2 connection's header blocks and control
+	// frames below the HTTP/2 server (hub/h2guard).
+	H2Guard *h2guard.Options
 
 	// TokenAuthFile is a static token CSV (token,user,uid,"group1,group2").
 	TokenAuthFile string
@@ -104,6 +108,7 @@ func NewOptions() *Options {
 		DataDir:                            ".wharf",
 		SecureServing:                      genericoptions.NewSecureServingOptions().WithLoopback(),
 		Resets:                             rapidreset.NewOptions(),
+		H2Guard:                            h2guard.NewOptions(),
 		Etcd:                               genericoptions.NewEtcdOptions(newStorageConfig()),
 		AdminGroups:                        []string{"system:masters"},
 		MaxWorkspaceRBACRules:              rbac.DefaultMaxRules,
@@ -142,6 +147,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	g.DurationVar(&o.EventTTL, "event-ttl", o.EventTTL, "Amount of time to retain events.")
 	o.SecureServing.AddFlags(fss.FlagSet("secure serving"))
 	o.Resets.AddFlags(fss.FlagSet("secure serving"))
+	o.H2Guard.AddFlags(fss.FlagSet("secure serving"))
 	o.Etcd.AddFlags(fss.FlagSet("etcd"))
 	o.Store.AddFlags(fss.FlagSet("etcd"))
 	fss.FlagSet("etcd").Int64Var(&o.WatchCacheHistoryBytes, "watch-cache-history-bytes", o.WatchCacheHistoryBytes,
@@ -195,6 +201,7 @@ func (o *Options) Validate() []error {
 	var errs []error
 	errs = append(errs, o.SecureServing.Validate()...)
 	errs = append(errs, o.Resets.Validate()...)
+	errs = append(errs, o.H2Guard.Validate()...)
 	errs = append(errs, o.Plugins.Validate()...)
 	errs = append(errs, o.Replica.Validate()...)
 	errs = append(errs, o.Shutdown.Validate()...)
