@@ -43,7 +43,11 @@
 //     request costs what it decodes to, a literal one what it sends.
 //   - Every frame but DATA also costs Options.FrameCost plus its payload
 //     (control-frame floods). DATA is a request body, bounded by flow
-//     control and the tenants' budgets behind authentication.
+//     control and the tenants' budgets behind authentication. A
+//     WINDOW_UPDATE is free while the client sent fewer than one per
+//     2 KiB the server wrote: it acknowledges the hub's own answers (Go's
+//     client sends one per ~4 KiB read, on the stream and on the
+//     connection), and a large list must not cost a connection its life.
 //   - A connection whose bucket cannot pay is closed at once (its
 //     underlying TCP connection, not a GOAWAY a client may ignore), and
 //     the server's next read fails, so it never decodes the rest. The

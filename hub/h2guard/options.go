@@ -7,16 +7,17 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// Defaults. A busy legitimate client is far below them: a kubectl or
-// client-go request carries under 2 KB of headers (a bearer JWT included;
-// TestOrdinaryCharges measures 1.3-1.8 KB), so a controller at 100
-// requests a second on one connection charges ~200 KB a second, under
-// half the refill, and a 10 MiB list answer costs the client's
-// WINDOW_UPDATEs, some 1,300 frames (~330 KB at FrameCost). One head of
-// the apiserver's MaxHeaderBytes (1 MiB) still passes on a fresh
+// Defaults. A busy legitimate client is far below them. TestOrdinaryCharges
+// measures a kubectl-like request (a 1 KB bearer JWT, kubectl's headers)
+// at ~2,050 bytes with its frames, so a controller at 100 requests a
+// second on one connection charges ~205 KB a second, 40% of the refill;
+// answers of 10 and 100 MiB cost some 3 KB (the client's WINDOW_UPDATEs
+// are free up to one per 2 KiB the hub wrote, Go's client sends one per
+// ~4 KiB read); an 8 MiB body ~3 KB (DATA is free); one head of the
+// apiserver's MaxHeaderBytes (1 MiB) ~1.06 MB, so it passes on a fresh
 // connection. An attacker's connection is closed after two amplified
-// requests (~1 MB decoded each) or ~8,000 control frames, and after that
-// may do 0.5 of one, or ~2,000 frames, a second.
+// requests (~1 MB decoded each) or ~8,000 control frames, and may then
+// do one every two seconds, or ~2,000 frames a second, on the refill.
 const (
 	DefaultBurst     = 2 << 20
 	DefaultPerSecond = 512 << 10
