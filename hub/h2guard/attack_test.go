@@ -43,11 +43,21 @@ func TestAttacksClosed(t *testing.T) {
 				}
 			}
 		}, reasonHeaderBytes},
-		{"a block that decodes to nothing, past the wire cap", func(t *testing.T, s *testServer, r *rawConn) {
-			r.sendBlock(1, sizeUpdates(2<<20), false)
+		{"a block of size updates, which decodes to nothing", func(t *testing.T, s *testServer, r *rawConn) {
+			r.sendBlock(1, sizeUpdates(900_000), false)
+		}, reasonHeaderBytes},
+		{"fields Huffman coded at 3 wire bytes a byte, past the wire cap", func(t *testing.T, s *testServer, r *rawConn) {
+			var b []byte
+			for range 4 {
+				b = append(b, literal(strings.Repeat("\xfe", 100_000), true)...)
+			}
+			if len(b) < DefaultMaxBlockBytes+(16<<10) {
+				t.Fatalf("%d bytes", len(b))
+			}
+			r.sendBlock(1, b, true)
 		}, reasonBlockSize},
 		{"#3 a block left open", func(t *testing.T, s *testServer, r *rawConn) {
-			r.sendBlock(1, sizeUpdates(16<<10), false)
+			r.sendBlock(1, literals(16<<10), false)
 			waitFor(t, s.clock.HasWaiters)
 			s.clock.Step(DefaultBlockTimeout + time.Second)
 		}, reasonTimeout},

@@ -39,6 +39,7 @@ func (c *conn) blockFrame() error {
 func (c *conn) openBlock() {
 	c.inBlock = true
 	c.blockWire, c.decoded, c.charged, c.blockHeld = 0, 0, 0, 0
+	c.instr.reset()
 	c.blockStart = c.g.clock.Now()
 	d := c.g.opts.BlockTimeout
 	if d <= 0 {
@@ -77,18 +78,24 @@ func (c *conn) checkTimeout() error {
 	return nil
 }
 
+// instructionCost is what each HPACK representation costs at least:
+// a field's 32 bytes of overhead, as HTTP/2 counts it.
+const instructionCost = 32
+
 // fragment decodes the next bytes of the open block's fragment and
-// charges the block's larger of wire and decoded bytes so far.
+// charges the largest of the block's wire bytes, decoded bytes and
+// representations (instructionCost each) so far.
 func (c *conn) fragment(b []byte) error {
 	c.blockWire += int64(len(b))
 	if c.dec != nil {
+		c.instr.scan(b)
 		if _, err := c.dec.Write(b); err != nil {
 			// The server's decoder fails too (a connection error); the
 			// guard's table no longer mirrors it.
 			return c.kill(reasonHPACK)
 		}
 	}
-	cost := max(c.blockWire, c.decoded)
+	cost := max(c.blockWire, c.decoded, instructionCost*c.instr.n)
 	if err := c.charge(cost-c.charged, reasonHeaderBytes); err != nil {
 		return err
 	}

@@ -23,7 +23,7 @@ func TestOpenBlocksHubWide(t *testing.T) {
 	// Each holds 16 KiB free and 48 KiB counted.
 	open := func() *rawConn {
 		r := s.raw(t)
-		r.sendBlock(1, sizeUpdates(64<<10), false)
+		r.sendBlock(1, literals(64<<10), false)
 		return r
 	}
 	a := open()

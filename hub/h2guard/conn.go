@@ -48,6 +48,7 @@ type conn struct {
 	blockStart         time.Time
 	blockWire, decoded int64 // of the open block
 	charged            int64 // of the open block, to the bucket
+	instr              instructions
 	blockHeld          int64 // wire bytes of the open block's frames
 
 	// windowUpdates counts the client's WINDOW_UPDATE frames; written,

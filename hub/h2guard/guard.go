@@ -23,6 +23,10 @@ var ErrClosed = errors.New("h2guard: connection closed")
 // decoder's buffer of an incomplete field.
 const maxStringLength = 16 << 20
 
+// freshBytes is what a new connection's budget holds at first: one head
+// of the apiserver's 1 MiB MaxHeaderBytes with its frames, and slack.
+const freshBytes = 1<<20 + 64<<10
+
 // Guard wraps each HTTP/2 connection of a server with the bounds of
 // Options; it holds the hub-wide count of bytes in open header blocks.
 type Guard struct {
@@ -59,6 +63,13 @@ func (g *Guard) Wrap(c net.Conn) net.Conn {
 	gc := &conn{Conn: c, g: g, preface: len(http2.ClientPreface)}
 	if g.opts.Burst > 0 {
 		gc.bucket = rate.NewLimiter(rate.Limit(g.opts.PerSecond), g.opts.Burst)
+		// A fresh connection may send one head of the server's bound
+		// at once, not two: an attacker who dials again for every
+		// budget gets half as much for each TLS handshake. The rest
+		// of the burst fills at the refill rate.
+		if fresh := min(g.opts.Burst, freshBytes); fresh < g.opts.Burst {
+			gc.bucket.AllowN(g.clock.Now(), g.opts.Burst-fresh)
+		}
 		gc.dec = hpack.NewDecoder(g.opts.HeaderTableSize, gc.emit)
 		gc.dec.SetMaxStringLength(maxStringLength)
 	}

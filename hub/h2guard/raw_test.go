@@ -141,6 +141,49 @@ func (r *rawConn) sendBlock(sid uint32, b []byte, end bool) bool {
 	return true
 }
 
+// literal encodes a never-indexed field named x with value v, Huffman
+// coded or not.
+func literal(v string, huffman bool) []byte {
+	b := []byte{0x10, 0x01, 'x'}
+	if !huffman {
+		return append(appendInt(b, 0, uint64(len(v))), v...)
+	}
+	h := hpack.AppendHuffmanString(nil, v)
+	return append(appendInt(b, 0x80, uint64(len(h))), h...)
+}
+
+// appendInt appends an HPACK integer of a 7-bit prefix with flag bits.
+func appendInt(b []byte, flag byte, v uint64) []byte {
+	if v < 0x7f {
+		return append(b, flag|byte(v))
+	}
+	b = append(b, flag|0x7f)
+	for v -= 0x7f; v >= 0x80; v >>= 7 {
+		b = append(b, byte(v)|0x80)
+	}
+	return append(b, byte(v))
+}
+
+// literals is exactly n bytes (n >= 4) of literal fields.
+func literals(n int) []byte {
+	var b []byte
+	for len(b) < n {
+		rest := n - len(b)
+		f := literal(strings.Repeat("v", 4000), false)
+		if rest < len(f)+8 {
+			f = literal("", false)
+			for l := rest; l > 0; l-- {
+				if g := literal(strings.Repeat("v", l), false); len(g) == rest {
+					f = g
+					break
+				}
+			}
+		}
+		b = append(b, f...)
+	}
+	return b
+}
+
 // sizeUpdates is n bytes of HPACK "dynamic table size update to 0": a
 // block that decodes to nothing, which Go's decoder takes anywhere while
 // its table is empty.

@@ -72,7 +72,7 @@ func TestAttackLimitsReview6H2(t *testing.T) {
 			// alice starts once the attack runs (a pause, not an
 			// assertion) and does her fixed count, however long it takes.
 			time.Sleep(time.Second)
-			failed := r5ResetVictim(h, pool, e.tokens["alice"], "/clusters/"+e.vars["aliceHome"], row.id, r5VictimOps)
+			failed := r5ResetVictim(h, pool, e.tokens["alice"], "/clusters/"+e.vars["aliceHome"], strings.ToLower(row.id), r5VictimOps)
 			att := wait()
 			closed := h2Closures(t, e)
 			t.Logf("%s: %s; alice: %d of %d operations failed; closed by the guard: %v (before %v)", row.id, att, len(failed), r5VictimOps, closed, closed0)
