@@ -89,10 +89,8 @@ func (c *conn) fragment(b []byte) error {
 	c.blockWire += int64(len(b))
 	if c.dec != nil {
 		c.instr.scan(b)
-		if _, err := c.dec.Write(b); err != nil {
-			// The server's decoder fails too (a connection error); the
-			// guard's table no longer mirrors it.
-			return c.kill(reasonHPACK)
+		if err := c.decode(b); err != nil {
+			return err
 		}
 	}
 	cost := max(c.blockWire, c.decoded, instructionCost*c.instr.n)
@@ -101,6 +99,32 @@ func (c *conn) fragment(b []byte) error {
 	}
 	c.charged = cost
 	return c.checkTimeout()
+}
+
+// decode gives the decoder whole representations only. Fed a long
+// string in pieces, hpack's decoder copies what it has of the string
+// again for every piece (quadratic: 25 MB for a 900 KB field in 16 KiB
+// reads); held here until the representation ends, it is copied once.
+func (c *conn) decode(b []byte) error {
+	if c.instr.state != sFirst {
+		c.pending = append(c.pending, b...)
+		return nil
+	}
+	if len(c.pending) > 0 {
+		c.pending = append(c.pending, b...)
+		b = c.pending
+	}
+	_, err := c.dec.Write(b)
+	c.pending = c.pending[:0]
+	if cap(c.pending) > FreeBlockBytes {
+		c.pending = nil // a long field's buffer is not kept
+	}
+	if err != nil {
+		// The server's decoder fails too (a connection error); the
+		// guard's table no longer mirrors it.
+		return c.kill(reasonHPACK)
+	}
+	return nil
 }
 
 // emit counts a decoded field as HTTP/2 counts a header list's size.
@@ -112,6 +136,15 @@ func (c *conn) emit(f hpack.HeaderField) {
 func (c *conn) endBlock() error {
 	c.inBlock = false
 	if c.dec != nil {
+		// A block ending inside a representation is the server's
+		// COMPRESSION_ERROR; what is held is decoded for the record.
+		if len(c.pending) > 0 {
+			if _, err := c.dec.Write(c.pending); err != nil {
+				c.pending = nil
+				return c.kill(reasonHPACK)
+			}
+			c.pending = nil
+		}
 		if err := c.dec.Close(); err != nil {
 			return c.kill(reasonHPACK)
 		}

@@ -49,7 +49,8 @@ type conn struct {
 	blockWire, decoded int64 // of the open block
 	charged            int64 // of the open block, to the bucket
 	instr              instructions
-	blockHeld          int64 // wire bytes of the open block's frames
+	pending            []byte // fragment bytes of an unfinished representation
+	blockHeld          int64  // wire bytes of the open block's frames
 
 	// windowUpdates counts the client's WINDOW_UPDATE frames; written,
 	// the bytes the server wrote (its writing goroutine).

@@ -29,8 +29,11 @@
 //
 //   - Each wrapped connection parses what the server reads: the client
 //     preface, then each frame's 9-byte header and payload (frames split
-//     across reads, the PADDED and PRIORITY fields of HEADERS), with no
-//     copy but the frame header's 9 bytes.
+//     across reads, the PADDED and PRIORITY fields of HEADERS). It copies
+//     only a frame header's 9 bytes and the pieces of an HPACK
+//     representation split across reads (a long field), which it gives
+//     its decoder whole: fed in pieces, hpack's decoder copies the field
+//     again for each (quadratic).
 //   - It decodes each header block with an HPACK decoder of its own that
 //     mirrors the server's dynamic table (Options.HeaderTableSize, the
 //     size the server advertises), and charges the block's wire bytes and
@@ -67,8 +70,11 @@
 //
 // What it costs: the guard decodes every block a second time (an indexed
 // field is not copied; a literal one is), and while a field is incomplete
-// its decoder holds the field's bytes as the server's does, so its memory
-// is bounded by the same caps. The guard cannot see decoded bytes the
+// it holds the field's bytes as the server's decoder does, so its memory
+// is bounded by the same caps. Each HPACK representation costs at least
+// 32 bytes (a field's overhead): a dynamic table size update decodes to
+// nothing, and Go's decoder takes any number of them while its table is
+// empty, at three times a literal's cost per byte. The guard cannot see decoded bytes the
 // server discards past its own header list bound; it charges them anyway,
 // which only closes a connection sooner that the server would answer 431.
 package h2guard
