@@ -13,13 +13,15 @@ import (
 
 // TestOpenBlocksHubWide: the bytes held in open blocks beyond the first
 // FreeBlockBytes of each are bounded on all connections together; the
-// connection that would pass the bound is closed, the others are not,
-// and a finished block gives its bytes back.
+// connection that would pass the bound waits, read no further, until a
+// block ends (then it goes on) or its own block times out (then it is
+// closed).
 func TestOpenBlocksHubWide(t *testing.T) {
 	o := *NewOptions()
 	o.MaxOpenBlockBytes = 100 << 10
 	s := startServer(t, o, nil)
-	before := closedCount(t, reasonOpenBlocks)
+	before := closedCounts(t)
+	held := func(want int64) func() bool { return func() bool { return s.guard.held.Load() == want } }
 	// Each holds 16 KiB free and 48 KiB counted.
 	open := func() *rawConn {
 		r := s.raw(t)
@@ -27,27 +29,34 @@ func TestOpenBlocksHubWide(t *testing.T) {
 		return r
 	}
 	a := open()
-	waitFor(t, func() bool { return s.guard.held.Load() == 48<<10 })
+	waitFor(t, held(48<<10))
 	b := open()
-	waitFor(t, func() bool { return s.guard.held.Load() == 96<<10 })
+	waitFor(t, held(96<<10))
 	c := open()
-	c.waitGone(t)
-	if got := closedCount(t, reasonOpenBlocks) - before; got != 1 {
-		t.Errorf("%v connections closed for open-header-blocks, want 1", got)
-	}
-	if held := s.guard.held.Load(); held != 96<<10 {
-		t.Errorf("%d bytes held after the third was closed, want %d", held, 96<<10)
+	waitFor(t, func() bool { return s.waiting(2) })
+	if h := s.guard.held.Load(); h != 96<<10 {
+		t.Errorf("%d bytes held with the third waiting, want %d", h, 96<<10)
 	}
 	// a finishes its block (a request with no pseudo-headers: the server
-	// resets the stream, not the connection) and gives its bytes back.
+	// resets the stream, not the connection); c takes the room.
 	a.write(func(fr *http2.Framer) error { return fr.WriteContinuation(1, true, nil) })
 	waitFor(t, func() bool { return a.resets.Load() == 1 || a.gone() })
-	if held := s.guard.held.Load(); held != 48<<10 {
-		t.Errorf("%d bytes held after a's block ended, want %d", held, 48<<10)
+	waitFor(t, func() bool { return !s.waiting(2) && s.guard.held.Load() == 96<<10 })
+	d := open()
+	waitFor(t, func() bool { return s.waiting(3) })
+	// b, c and d time out, d while it waits.
+	s.clock.Step(DefaultBlockTimeout + time.Second)
+	for _, r := range []*rawConn{b, c, d} {
+		r.waitGone(t)
 	}
-	if a.gone() || b.gone() {
-		t.Errorf("a connection within the bound was closed (a %v, b %v)", a.gone(), b.gone())
+	after := closedCounts(t)
+	if got := after[reasonTimeout] + after[reasonOpenBlocks] - before[reasonTimeout] - before[reasonOpenBlocks]; got != 3 {
+		t.Errorf("%v connections closed for header-block-timeout or open-header-blocks, want 3", got)
 	}
+	if a.gone() {
+		t.Error("a connection within the bound was closed")
+	}
+	waitFor(t, held(0))
 }
 
 // TestBlockTimeout: a block finished within the timeout is served, one

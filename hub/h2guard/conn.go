@@ -59,8 +59,14 @@ type conn struct {
 	// spent is what the bucket was charged in all (tests measure it).
 	spent int64
 
+	// done is closed when the connection is closed (by the guard or
+	// the server): a read waiting for room hub-wide ends.
+	done     chan struct{}
+	doneOnce sync.Once
+
 	mu       sync.Mutex
 	reason   string      // why the guard closed it; "" while open
+	waiting  bool        // its read waits for room hub-wide
 	reserved int64       // counted hub-wide for the open block
 	gen      int         // the open block's number, for its timer
 	timer    clock.Timer // the open block's timeout

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync"
 	"sync/atomic"
 
 	"golang.org/x/net/http2"
@@ -36,6 +37,10 @@ type Guard struct {
 	// held is the bytes of open header blocks past FreeBlockBytes each,
 	// on every connection.
 	held atomic.Int64
+	// freed is closed, and replaced, whenever held falls: connections
+	// waiting for room try again.
+	mu    sync.Mutex
+	freed chan struct{}
 }
 
 // New returns a guard of o on clock clk. exempt (may be nil) names the
@@ -44,7 +49,7 @@ func New(opts Options, exempt func(remoteAddr string) bool, clk clock.Clock) *Gu
 	if opts.HeaderTableSize == 0 {
 		opts.HeaderTableSize = DefaultHeaderTableSize
 	}
-	return &Guard{opts: opts, exempt: exempt, clock: clk}
+	return &Guard{opts: opts, exempt: exempt, clock: clk, freed: make(chan struct{})}
 }
 
 func (g *Guard) enabled() bool {
@@ -60,7 +65,7 @@ func (g *Guard) Wrap(c net.Conn) net.Conn {
 	if !g.enabled() || (g.exempt != nil && g.exempt(c.RemoteAddr().String())) {
 		return c
 	}
-	gc := &conn{Conn: c, g: g, preface: len(http2.ClientPreface)}
+	gc := &conn{Conn: c, g: g, preface: len(http2.ClientPreface), done: make(chan struct{})}
 	if g.opts.Burst > 0 {
 		gc.bucket = rate.NewLimiter(rate.Limit(g.opts.PerSecond), g.opts.Burst)
 		// A fresh connection may send one head of the server's bound
@@ -94,7 +99,18 @@ func (g *Guard) unreserve(n int64) {
 	if n != 0 {
 		g.held.Add(-n)
 		openBlockBytes.Add(-float64(n))
+		g.mu.Lock()
+		close(g.freed)
+		g.freed = make(chan struct{})
+		g.mu.Unlock()
 	}
+}
+
+// freedCh is closed when held next falls.
+func (g *Guard) freedCh() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.freed
 }
 
 // closedError is Read's error on a connection the guard closed.
@@ -118,6 +134,7 @@ func (c *conn) kill(reason string) error {
 		connsClosed.WithLabelValues(reason).Inc()
 		klog.V(2).InfoS("Closing an HTTP/2 connection below the server", "address", c.RemoteAddr().String(), "reason", reason)
 		c.release()
+		c.doneOnce.Do(func() { close(c.done) })
 		if nc, ok := c.Conn.(interface{ NetConn() net.Conn }); ok {
 			_ = nc.NetConn().Close()
 		} else {
@@ -139,6 +156,7 @@ func (c *conn) ConnectionState() tls.ConnectionState {
 // Close gives back what the connection held hub-wide.
 func (c *conn) Close() error {
 	c.release()
+	c.doneOnce.Do(func() { close(c.done) })
 	return c.Conn.Close()
 }
 

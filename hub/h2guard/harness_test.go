@@ -117,6 +117,19 @@ func (s *testServer) spent(t *testing.T, i int) (total int64, left float64) {
 	return c.spent, c.bucket.TokensAt(s.clock.Now())
 }
 
+// waiting reports whether the i-th connection waits for room hub-wide.
+func (s *testServer) waiting(i int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i >= len(s.conns) {
+		return false
+	}
+	c := s.conns[i].(*conn)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.waiting
+}
+
 func closedCount(t *testing.T, reason string) float64 {
 	t.Helper()
 	v, err := testutil.GetCounterMetricValue(connsClosed.WithLabelValues(reason))

@@ -11,7 +11,7 @@ const (
 	reasonFrames      = "frames"            // ... nor a frame
 	reasonBlockSize   = "header-block-size" // past MaxBlockBytes
 	reasonTimeout     = "header-block-timeout"
-	reasonOpenBlocks  = "open-header-blocks" // past MaxOpenBlockBytes, hub-wide
+	reasonOpenBlocks  = "open-header-blocks" // timed out waiting for room under MaxOpenBlockBytes
 	reasonHPACK       = "hpack"              // a block the server could not decode either
 )
 

@@ -85,7 +85,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"How long an HTTP/2 header block may stay unfinished (no END_HEADERS); past it the hub closes the connection. 0 means no bound.")
 	fs.Int64Var(&o.MaxOpenBlockBytes, "http2-max-open-header-block-bytes", o.MaxOpenBlockBytes,
 		fmt.Sprintf("Bytes held in unfinished HTTP/2 header blocks on all connections, beyond the first %d of each; "+
-			"the connection that would exceed it is closed. 0 means no bound.", FreeBlockBytes))
+			"the connection that would exceed it is read no further until another block ends, and closed at --http2-header-block-timeout. 0 means no bound.", FreeBlockBytes))
 }
 
 // Validate reports every invalid option.
