@@ -54,9 +54,10 @@
 // the same timeout, and its Accept returns only when the Server is done,
 // so that upstream's two channels close when ours do. The real listener,
 // already wrapped by the connection limits and the rapid-reset listener
-// (hub/fairness, hub/rapidreset), is served by this package alone, so the
-// loopback client's dials and their accounting are those of every other
-// connection. The price: the generic server also runs its own certificate
+// (hub/fairness, hub/rapidreset), is served by this package alone: every
+// connection, the loopback client's included, is accepted through those
+// wrappers as before (the hub's own dials stay exempt, hub/fairness
+// own.go), and the hook sees the connection rapidreset counts. The price: the generic server also runs its own certificate
 // controllers for a listener that never accepts (a few idle goroutines
 // and file watches).
 //
