@@ -37,8 +37,8 @@ import (
 // GOAWAYs), and under r6:1 and r6:2 the lease was lost once each; r6:3
 // held all 200 stalled connections (~180 MB) for the whole attack. With
 // the guard: r6:1 ~2,000-2,600 connections closed for header-bytes, r6:2
-// ~200-500, r6:3 all 200 (35-130 for header-block-timeout, the rest for
-// open-header-blocks: those waiting for room hub-wide), r6:W2 ~500-750
+// ~200-900, r6:3 all 200 (35-130 for header-block-timeout, the rest for
+// open-header-blocks: those waiting for room hub-wide), r6:W2 ~500-1,200
 // for frames; no lease lost, alice's 120 all succeeded.
 func TestAttackLimitsReview6H2(t *testing.T) {
 	t.Parallel()
