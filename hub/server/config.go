@@ -51,6 +51,7 @@ import (
 	"github.com/wharfhub/wharf/hub/events"
 	"github.com/wharfhub/wharf/hub/fairness"
 	"github.com/wharfhub/wharf/hub/filters"
+	"github.com/wharfhub/wharf/hub/h2guard"
 	"github.com/wharfhub/wharf/hub/idleconns"
 	"github.com/wharfhub/wharf/hub/login"
 	"github.com/wharfhub/wharf/hub/namespaces"
@@ -261,8 +262,12 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		gc.SecureServing.Listener = idle.Listener(gc.SecureServing.Listener)
 		// The hub serves this listener itself, so that each decrypted
 		// HTTP/2 connection can pass through a hook before Go's HTTP/2
-		// server reads it (serving.go, hub/serving). The hook: nil, none.
-		var wrapHTTP2 func(*tls.Conn) net.Conn
+		// server reads it (serving.go, hub/serving). The hook bounds the
+		// header blocks and control frames each connection makes that
+		// server decode and answer, below every handler (sixth review
+		// #1-#3, W2; hub/h2guard); the loopback client's are never.
+		guard := h2guard.New(*o.H2Guard, lim.Own.Has, clock.RealClock{})
+		wrapHTTP2 := func(c *tls.Conn) net.Conn { return guard.Wrap(c) }
 		extra.Serving = handOff(gc.SecureServing, wrapHTTP2)
 	}
 	resourceConfig := serverstorage.NewResourceConfig()

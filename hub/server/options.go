@@ -16,6 +16,7 @@ import (
 	"github.com/wharfhub/wharf/hub/authn"
 	"github.com/wharfhub/wharf/hub/authz/rbac"
 	"github.com/wharfhub/wharf/hub/fairness"
+	"github.com/wharfhub/wharf/hub/h2guard"
 	"github.com/wharfhub/wharf/hub/idleconns"
 	"github.com/wharfhub/wharf/hub/login"
 	"github.com/wharfhub/wharf/hub/quota"
@@ -42,6 +43,9 @@ type Options struct {
 	Resets *rapidreset.Options
 	// IdleConns closes connections that begin no request (hub/idleconns).
 	IdleConns *idleconns.Options
+	// H2Guard bounds each HTTP/2 connection's header blocks and control
+	// frames below the HTTP/2 server (hub/h2guard).
+	H2Guard *h2guard.Options
 
 	// TokenAuthFile is a static token CSV (token,user,uid,"group1,group2").
 	TokenAuthFile string
@@ -108,6 +112,7 @@ func NewOptions() *Options {
 		SecureServing:                      genericoptions.NewSecureServingOptions().WithLoopback(),
 		Resets:                             rapidreset.NewOptions(),
 		IdleConns:                          idleconns.NewOptions(),
+		H2Guard:                            h2guard.NewOptions(),
 		Etcd:                               genericoptions.NewEtcdOptions(newStorageConfig()),
 		AdminGroups:                        []string{"system:masters"},
 		MaxWorkspaceRBACRules:              rbac.DefaultMaxRules,
@@ -147,6 +152,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	o.SecureServing.AddFlags(fss.FlagSet("secure serving"))
 	o.Resets.AddFlags(fss.FlagSet("secure serving"))
 	o.IdleConns.AddFlags(fss.FlagSet("secure serving"))
+	o.H2Guard.AddFlags(fss.FlagSet("secure serving"))
 	o.Etcd.AddFlags(fss.FlagSet("etcd"))
 	o.Store.AddFlags(fss.FlagSet("etcd"))
 	fss.FlagSet("etcd").Int64Var(&o.WatchCacheHistoryBytes, "watch-cache-history-bytes", o.WatchCacheHistoryBytes,
@@ -201,6 +207,7 @@ func (o *Options) Validate() []error {
 	errs = append(errs, o.SecureServing.Validate()...)
 	errs = append(errs, o.Resets.Validate()...)
 	errs = append(errs, o.IdleConns.Validate()...)
+	errs = append(errs, o.H2Guard.Validate()...)
 	errs = append(errs, o.Plugins.Validate()...)
 	errs = append(errs, o.Replica.Validate()...)
 	errs = append(errs, o.Shutdown.Validate()...)
