@@ -100,11 +100,17 @@ func (f Filter) WithProviderLimit(handler http.Handler, s runtime.NegotiatedSeri
 		// paced as the API's denials are, while it holds its seat
 		// (denials.go). The wrapper keeps Flusher and Hijacker, which
 		// streams and upgrades need.
-		// Its answer is charged to the tenant's traffic budget as it is
-		// relayed, and slowed to the tenant's rate while it is in debt
+		// Its answer (and its body, as read) is charged to the tenant's
+		// traffic budget as it is relayed, and slowed to the tenant's rate while it is in debt
 		// (traffic.go): the size of a provider's answer is not learned.
 		st := &state{paced: true, head: headBytes(r)}
 		defer st.finish()
+		if r.Body != nil && r.Body != http.NoBody {
+			// What the provider reads of the body is charged too, as
+			// on the API chain (state.go): an upload through a
+			// provider route is traffic of its tenant like any other.
+			r.Body = &countingBody{ReadCloser: r.Body, st: st}
+		}
 		ctx = context.WithValue(ctx, stateKey{}, st)
 		r = r.WithContext(ctx)
 		rw := responsewriter.WrapForHTTP1Or2(&refusalWriter{ResponseWriter: w, st: st, r: r, s: s})
