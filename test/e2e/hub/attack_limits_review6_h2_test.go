@@ -68,7 +68,13 @@ func TestAttackLimitsReview6H2(t *testing.T) {
 	}{
 		{"r6:1", "HPACK amplification, 32 connections", []string{"-mode", "hpackamp", "-refs", "240", "-conns", "32"}, []string{"header-bytes", "frames"}},
 		{"r6:2", "900 KB header blocks, 24 connections", []string{"-mode", "bighdr", "-hsize", "900000", "-conns", "24"}, []string{"header-bytes", "frames"}},
-		{"r6:3", "900 KB header blocks left open, 200 connections", []string{"-mode", "stallhdr", "-hsize", "900000", "-conns", "200"},
+		// r6:3 as the review did it: the stalled block is the
+		// connection's first, and the first-request timeout
+		// (hub/idleconns, 10 s from accept) or the guard closes it,
+		// whichever comes first; no reason is required.
+		{"r6:3", "900 KB header blocks left open, 200 connections", []string{"-mode", "stallhdr", "-hsize", "900000", "-conns", "200"}, nil},
+		// r6:3b: after one whole request, so that only the guard can.
+		{"r6:3b", "900 KB header blocks left open after a request, 200 connections", []string{"-mode", "stallhdr", "-request-first", "-hsize", "900000", "-conns", "200"},
 			[]string{"header-block-timeout", "open-header-blocks"}},
 		{"r6:W2", "SETTINGS, PING, WINDOW_UPDATE and PRIORITY floods, 8 connections", []string{"-mode", "ctrlflood", "-conns", "8"}, []string{"frames"}},
 	} {
@@ -102,7 +108,7 @@ func TestAttackLimitsReview6H2(t *testing.T) {
 			for _, r := range row.reasons {
 				n += closed[r] - closed0[r]
 			}
-			if n <= 0 {
+			if n <= 0 && row.reasons != nil {
 				t.Errorf("the hub closed none of the attacker's connections for %v (wharf_http2_connections_closed_total)", row.reasons)
 			}
 			if att.ClosedByHub == 0 {

@@ -81,6 +81,9 @@ func attack(tc *tls.Conn, c *config, s *stats) {
 	case "stallhdr":
 		// One literal field of -hsize bytes, never indexed, in a block
 		// whose END_HEADERS never comes.
+		if c.requestFirst && !h.request(c, s) {
+			return
+		}
 		h.hb.Reset()
 		for _, f := range []hpack.HeaderField{{Name: ":method", Value: "GET"}, {Name: ":scheme", Value: "https"},
 			{Name: ":authority", Value: c.addr}, {Name: ":path", Value: c.path},

@@ -47,6 +47,10 @@ type config struct {
 	addr, path, token, mode string
 	refs, hsize             int
 	end                     time.Time
+	// requestFirst: stallhdr makes one whole request before its stalled
+	// block, so that the hub's first-request timeout (hub/idleconns)
+	// does not apply and the HTTP/2 guard alone must close it.
+	requestFirst bool
 }
 
 func main() {
@@ -58,6 +62,7 @@ func main() {
 	flag.StringVar(&c.token, "token", "", "bearer token (none if empty)")
 	flag.IntVar(&c.refs, "refs", 240, "hpackamp: references to the indexed field per request")
 	flag.IntVar(&c.hsize, "hsize", 900_000, "bighdr, stallhdr: bytes of the header block")
+	flag.BoolVar(&c.requestFirst, "request-first", false, "stallhdr: one whole request before the stalled block")
 	conns := flag.Int("conns", 8, "")
 	dur := flag.Duration("d", 10*time.Second, "")
 	flag.Parse()
