@@ -18,7 +18,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/wharfhub/wharf/providers/edges/protocol"
-	"github.com/wharfhub/wharf/sdk/proxybody"
 )
 
 // IdentityMode says whose identity the edge API server sees.
@@ -62,7 +61,7 @@ func LoadRestConfig(kubeconfig string) (*rest.Config, error) {
 type kubeProxy struct {
 	mode   IdentityMode
 	prefix string
-	rp     http.Handler
+	rp     *httputil.ReverseProxy
 }
 
 // identityKey carries the identity checked in ServeHTTP to Rewrite.
@@ -96,18 +95,13 @@ func newKubeProxy(cfg *rest.Config, mode IdentityMode, prefix string) (http.Hand
 		return nil, fmt.Errorf("edge API server transport: %w", err)
 	}
 	p := &kubeProxy{mode: mode, prefix: prefix}
-	// proxybody: kube-apiserver refuses a write on its headers, before
-	// reading the body, and the hub's end of the tunnel is HTTP/1, whose
-	// server could not even write that answer while our transport waits
-	// for the rest of a body the client (kubectl, over HTTP/2 to the
-	// hub) stopped sending.
-	p.rp = proxybody.Handler(&httputil.ReverseProxy{
+	p.rp = &httputil.ReverseProxy{
 		Rewrite:   func(pr *httputil.ProxyRequest) { p.rewrite(pr, target) },
-		Transport: proxybody.Transport(rt),
+		Transport: rt,
 		// Watches and logs stream: flush every write.
 		FlushInterval: -1,
 		ErrorHandler:  p.proxyError,
-	})
+	}
 	return p, nil
 }
 
