@@ -15,6 +15,8 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
+
+	"github.com/wharfhub/wharf/sdk/proxybody"
 )
 
 // forwarder sends requests to the downstream with the provider's own
@@ -22,11 +24,14 @@ import (
 // decides) or as the provider itself (filtered reads the core has already
 // decided to allow). It is the only place that talks HTTP to the downstream.
 type forwarder struct {
-	core   *Core
-	base   *url.URL
-	rt     http.RoundTripper // provider credential; HTTP/2 allowed
-	rt11   http.RoundTripper // the same, HTTP/1.1 only: SPDY upgrades need it
-	proxy  *httputil.ReverseProxy
+	core *Core
+	base *url.URL
+	rt   http.RoundTripper // provider credential; HTTP/2 allowed; releases the client body (sdk/proxybody)
+	rt11 http.RoundTripper // the same, HTTP/1.1 only: SPDY upgrades need it
+	// proxy is the ReverseProxy behind proxybody.Handler: kube-apiserver
+	// refuses a write on its headers, and the client's HTTP/2 body must
+	// then be released or the answer never ends (see sdk/proxybody).
+	proxy  http.Handler
 	client *http.Client
 }
 
@@ -45,9 +50,6 @@ type forwardState struct {
 	// notFound is set for requests the create-if-missing rule may turn
 	// from 403 into 404.
 	notFound *notFoundCandidate
-	// inBody is the client's request body, closed with the downstream
-	// response (see forward_body.go); nil when there is nothing to close.
-	inBody io.Closer
 }
 
 func newForwarder(cfg *rest.Config) (*forwarder, error) {
@@ -73,14 +75,14 @@ func newForwarder(cfg *rest.Config) (*forwarder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("downstream transport (HTTP/1.1): %w", err)
 	}
-	f := &forwarder{base: base, rt: rt, rt11: rt11, client: &http.Client{Transport: rt}}
-	f.proxy = &httputil.ReverseProxy{
+	f := &forwarder{base: base, rt: proxybody.Transport(rt), rt11: rt11, client: &http.Client{Transport: rt}}
+	f.proxy = proxybody.Handler(&httputil.ReverseProxy{
 		Rewrite:        f.rewrite,
 		Transport:      roundTripperFunc(f.roundTrip),
 		ModifyResponse: f.modifyResponse,
 		ErrorHandler:   f.errorHandler,
 		FlushInterval:  -1, // watches and log follows stream
-	}
+	})
 	return f, nil
 }
 
@@ -93,18 +95,13 @@ func (f *forwarder) roundTrip(r *http.Request) (*http.Response, error) {
 		// The answer is a connection (101), not a body to wrap.
 		return f.rt11.RoundTrip(r)
 	}
-	resp, err := f.rt.RoundTrip(r)
-	if err != nil {
-		return nil, err
-	}
-	releaseOnClose(r, resp)
-	return resp, nil
+	return f.rt.RoundTrip(r)
 }
 
 // forward sends the request impersonating the caller: the downstream's
 // RBAC decides.
 func (c *Core) forward(w http.ResponseWriter, r *http.Request, caller Caller) {
-	st := &forwardState{mode: modeImpersonate, caller: caller, inBody: releasedBody(r)}
+	st := &forwardState{mode: modeImpersonate, caller: caller}
 	if info, ok := request.RequestInfoFrom(r.Context()); ok {
 		st.notFound = notFoundCandidateFor(r, info)
 	}
@@ -117,7 +114,7 @@ func (c *Core) forward(w http.ResponseWriter, r *http.Request, caller Caller) {
 // logged here.
 func (c *Core) forwardAsProvider(w http.ResponseWriter, r *http.Request, caller Caller) {
 	logProviderRead(r, caller)
-	st := &forwardState{mode: modeProvider, caller: caller, inBody: releasedBody(r)}
+	st := &forwardState{mode: modeProvider, caller: caller}
 	c.fwd.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), forwardKey{}, st)))
 }
 
