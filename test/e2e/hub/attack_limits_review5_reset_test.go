@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -36,21 +35,8 @@ import (
 // and the hub stays ready.
 func TestAttackLimitsReview5Reset(t *testing.T) {
 	t.Parallel()
-	single := singleProvider(t)
-	e := startReviewFairHub(t, "--provider", "single="+single)
+	e, pool := startLeaseRowHub(t)
 	h := e.h
-	eventually(t, 90*time.Second, func() error {
-		if up, err := providerMetric(t, h, "wharf_provider_up", "single"); err != nil || up != 1 {
-			return fmt.Errorf("single up %d: %v", up, err)
-		}
-		return nil
-	})
-	pool := x509.NewCertPool()
-	pem, err := os.ReadFile(filepath.Join(h.opts.dataDir, "pki", "serving.crt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool.AppendCertsFromPEM(pem)
 	malloryList := cmPath("/clusters/" + e.vars["malloryHome"])
 
 	for _, row := range []struct {

@@ -2,12 +2,10 @@ package hub
 
 import (
 	"bytes"
-	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -49,24 +47,8 @@ import (
 // fell 20- to 700-fold).
 func TestAttackLimitsReview6Conns(t *testing.T) {
 	t.Parallel()
-	single := singleProvider(t)
-	edges := providerBinary(t, "./cmd/wharf-provider-edges", "edges")
-	e := startReviewFairHub(t, "--provider", "single="+single, "--provider", "edges="+edges)
+	e, pool := startLeaseRowHub(t, "edges="+providerBinary(t, "./cmd/wharf-provider-edges", "edges"))
 	h := e.h
-	eventually(t, 90*time.Second, func() error {
-		for _, p := range []string{"single", "edges"} {
-			if up, err := providerMetric(t, h, "wharf_provider_up", p); err != nil || up != 1 {
-				return fmt.Errorf("%s up %d: %v", p, up, err)
-			}
-		}
-		return nil
-	})
-	pool := x509.NewCertPool()
-	pem, err := os.ReadFile(filepath.Join(h.opts.dataDir, "pki", "serving.crt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool.AppendCertsFromPEM(pem)
 	aliceHome := "/clusters/" + e.vars["aliceHome"]
 
 	// victim runs alice's fixed count beside attack, which returns when

@@ -2,11 +2,9 @@ package hub
 
 import (
 	"bytes"
-	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -42,21 +40,8 @@ import (
 // for frames; no lease lost, alice's 120 all succeeded.
 func TestAttackLimitsReview6H2(t *testing.T) {
 	t.Parallel()
-	single := singleProvider(t)
-	e := startReviewFairHub(t, "--provider", "single="+single)
+	e, pool := startLeaseRowHub(t)
 	h := e.h
-	eventually(t, 90*time.Second, func() error {
-		if up, err := providerMetric(t, h, "wharf_provider_up", "single"); err != nil || up != 1 {
-			return fmt.Errorf("single up %d: %v", up, err)
-		}
-		return nil
-	})
-	pool := x509.NewCertPool()
-	pem, err := os.ReadFile(filepath.Join(h.opts.dataDir, "pki", "serving.crt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool.AppendCertsFromPEM(pem)
 
 	for _, row := range []struct {
 		id, name string

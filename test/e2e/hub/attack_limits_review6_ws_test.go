@@ -6,8 +6,6 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -38,24 +36,8 @@ import (
 // against the hundreds of MB echoed).
 func TestAttackLimitsReview6Upgrade(t *testing.T) {
 	t.Parallel()
-	single := singleProvider(t)
-	hello := providerBinary(t, "./sdk/examples/hello", "hello")
-	e := startReviewFairHub(t, "--provider", "single="+single, "--provider", "hello="+hello)
+	e, pool := startLeaseRowHub(t, "hello="+providerBinary(t, "./sdk/examples/hello", "hello"))
 	h := e.h
-	eventually(t, 90*time.Second, func() error {
-		for _, p := range []string{"single", "hello"} {
-			if up, err := providerMetric(t, h, "wharf_provider_up", p); err != nil || up != 1 {
-				return fmt.Errorf("%s up %d: %v", p, up, err)
-			}
-		}
-		return nil
-	})
-	pool := x509.NewCertPool()
-	pem, err := os.ReadFile(filepath.Join(h.opts.dataDir, "pki", "serving.crt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool.AppendCertsFromPEM(pem)
 
 	t.Run("r6:5/20 websocket echoes through a provider route are charged to her tenant", func(t *testing.T) {
 		lost0 := mustProviderMetric(t, h, "wharf_provider_lease_losses_total", "single")
