@@ -45,14 +45,15 @@ lint:
 	$(GO) vet $(PKGS)
 
 # test runs lint, builds the binaries the end-to-end tests start, then runs
-# every test. No test is skipped for a missing tool: tests fail instead.
+# every test (test/gotest.sh: on a failure it ends with what failed). No
+# test is skipped for a missing tool: tests fail instead.
 # The tunnel library is also run under the race detector: its tests exist
 # to catch concurrency bugs.
 # -parallel=4: the end-to-end tests mostly wait on the hubs they start, so
 # go's default (GOMAXPROCS, 2 here) left the cores idle; on 2 cores 4 took
 # test/e2e/hub from 898 s to 536 s and make test from ~21 to ~17 minutes.
 test: lint build kube-tools-for-test chart-tools
-	$(GO) test -count=1 -parallel=4 -timeout=25m $(GOTESTFLAGS) $(PKGS)
+	GO=$(GO) bash test/gotest.sh -count=1 -parallel=4 -timeout=25m $(GOTESTFLAGS) $(PKGS)
 	$(GO) test -race -count=1 -timeout=10m ./revdial/...
 
 # kube-tools builds kube-apiserver, etcd and kubectl from the separate tools
