@@ -59,7 +59,7 @@ func (c *conn) reserve(want int64) error {
 // openBlock starts a header block and its timeout.
 func (c *conn) openBlock() {
 	c.inBlock = true
-	c.blockWire, c.decoded, c.charged, c.blockHeld = 0, 0, 0, 0
+	c.blockWire, c.decoded, c.charged, c.headCost, c.blockHeld = 0, 0, 0, 0, 0
 	c.instr.reset()
 	c.blockStart = c.g.clock.Now()
 	d := c.g.opts.BlockTimeout
@@ -107,9 +107,19 @@ func (c *conn) checkTimeout() error {
 // a field's 32 bytes of overhead, as HTTP/2 counts it.
 const instructionCost = 32
 
+// FreeDecodedBytes of what a header block decodes to are not charged
+// beyond its wire bytes: an ordinary head, whose fields a client indexes
+// after its first request (Go's client indexes a 1 KB bearer JWT, so a
+// kubectl-like GET sends ~100 bytes that decode to ~2 KB). Charged from
+// the first decoded byte, such a request cost ~2,300 bytes with its
+// frame, ~600 so: a client multiplexing 250 a second on one connection
+// ran out of budget. What an amplified block decodes to past this is
+// charged in full.
+const FreeDecodedBytes = 4 << 10
+
 // fragment decodes the next bytes of the open block's fragment and
-// charges the largest of the block's wire bytes, decoded bytes and
-// representations (instructionCost each) so far.
+// charges the largest of the block's wire bytes, decoded bytes past
+// FreeDecodedBytes and representations (instructionCost each) so far.
 func (c *conn) fragment(b []byte) error {
 	c.blockWire += int64(len(b))
 	if c.dec != nil {
@@ -118,8 +128,8 @@ func (c *conn) fragment(b []byte) error {
 			return err
 		}
 	}
-	cost := max(c.blockWire, c.decoded, instructionCost*c.instr.n)
-	if err := c.charge(cost-c.charged, reasonHeaderBytes); err != nil {
+	cost := max(c.blockWire, c.decoded-FreeDecodedBytes, instructionCost*c.instr.n)
+	if err := c.chargeHead(cost-c.charged, reasonHeaderBytes); err != nil {
 		return err
 	}
 	c.charged = cost

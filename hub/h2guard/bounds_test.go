@@ -145,8 +145,10 @@ func TestParserSplits(t *testing.T) {
 	_ = fr.WriteData(1, true, bytes.Repeat([]byte("d"), 5000))
 	_ = fr.WritePing(false, [8]byte{})
 	stream := wire.Bytes()
-	// SETTINGS (6 bytes), the block's two frames, PING (8 bytes); DATA is free
-	wantSpent := want + 4*DefaultFrameCost + 6 + 8
+	// The block costs its wire bytes (what it decodes to is within
+	// FreeDecodedBytes of them); then SETTINGS (6 bytes), the block's two
+	// frames, PING (8 bytes); DATA is free.
+	wantSpent := max(int64(len(b)), want-FreeDecodedBytes, instructionCost*int64(len(fields))) + 4*DefaultFrameCost + 6 + 8
 	for _, chunk := range []int{1, 2, 9, 10, 24, 100, 4096, len(stream)} {
 		a, _ := net.Pipe()
 		g := New(*NewOptions(), nil, testingclock.NewFakeClock(time.Now()))

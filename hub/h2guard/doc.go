@@ -37,13 +37,15 @@
 //   - It decodes each header block with an HPACK decoder of its own that
 //     mirrors the server's dynamic table (Options.HeaderTableSize, the
 //     size the server advertises), and charges the block's wire bytes and
-//     decoded bytes (name, value and 32 per field, as HTTP/2 counts them),
-//     whichever is larger, to the connection's token bucket
-//     (Options.Burst at once, Options.PerSecond after that, on an
-//     injectable clock). The larger of the two bounds both of the
-//     server's passes over a block (reading the wire, validating and
-//     copying what it decodes) within a factor of two: an amplified
-//     request costs what it decodes to, a literal one what it sends.
+//     decoded bytes (name, value and 32 per field, as HTTP/2 counts them)
+//     past FreeDecodedBytes (4 KiB: an ordinary head, whose indexed
+//     fields decode to ~2 KB from ~100 bytes sent), whichever is larger,
+//     to the connection's token bucket (Options.Burst at once,
+//     Options.PerSecond after that, on an injectable clock). The larger
+//     of the two bounds both of the server's passes over a block (reading
+//     the wire, validating and copying what it decodes) within a factor
+//     of two, plus 4 KiB a request: an amplified request costs what it
+//     decodes to, a literal one what it sends.
 //   - Every frame but DATA also costs Options.FrameCost plus its payload
 //     (control-frame floods). DATA is a request body, bounded by flow
 //     control and the tenants' budgets behind authentication. A
@@ -55,7 +57,15 @@
 //     underlying TCP connection, not a GOAWAY a client may ignore), and
 //     the server's next read fails, so it never decodes the rest. The
 //     attacker must dial again, and each TLS handshake is metered per
-//     address by the listener beneath (hub/fairness).
+//     address by the listener beneath (hub/fairness). Except an ordinary
+//     head: a block that has cost at most PaceableHeadBytes (16 KiB, one
+//     default frame) with its frames waits, its read held, until the
+//     bucket refilled enough. A client multiplexing many ordinary
+//     requests on one connection (client-go shares one among a process's
+//     clients; a proxy multiplexes its users) is slowed to the refill,
+//     never cut off with every request in flight. An amplified or huge
+//     head is past 16 KiB, and control frames are never paced: both
+//     still close the connection.
 //   - A header block still open (no END_HEADERS) is bounded in wire size
 //     (Options.MaxBlockBytes) and in time (Options.BlockTimeout), and
 //     the bytes held in open blocks hub-wide beyond the first

@@ -23,6 +23,10 @@ var (
 		Help: "Client HTTP/2 connections the hub closed below its HTTP/2 server, by reason: header-bytes and frames " +
 			"(--http2-header-bytes-per-connection), header-block-size, header-block-timeout, open-header-blocks, hpack.",
 		StabilityLevel: metrics.ALPHA}, []string{"reason"})
+	headerWaits = metrics.NewCounter(&metrics.CounterOpts{Name: "wharf_http2_header_wait_seconds_total",
+		Help: "Seconds client HTTP/2 connections waited for --http2-header-bytes-per-connection to refill before an ordinary request's " +
+			"header block was read on (a busy connection is slowed, not closed).",
+		StabilityLevel: metrics.ALPHA})
 	openBlockBytes = metrics.NewGauge(&metrics.GaugeOpts{Name: "wharf_http2_open_header_block_bytes",
 		Help:           "Bytes held in unfinished HTTP/2 header blocks, beyond the first 16 KiB of each, counted against --http2-max-open-header-block-bytes.",
 		StabilityLevel: metrics.ALPHA})
@@ -30,5 +34,5 @@ var (
 
 func init() {
 	// legacyregistry is the registry the apiserver's /metrics serves.
-	legacyregistry.MustRegister(connsClosed, openBlockBytes)
+	legacyregistry.MustRegister(connsClosed, headerWaits, openBlockBytes)
 }

@@ -9,15 +9,18 @@ import (
 
 // Defaults. A busy legitimate client is far below them. TestOrdinaryCharges
 // measures a kubectl-like request (a 1 KB bearer JWT, kubectl's headers)
-// at ~2,050 bytes with its frames, so a controller at 100 requests a
-// second on one connection charges ~205 KB a second, 40% of the refill;
-// answers of 10 and 100 MiB cost some 3 KB (the client's WINDOW_UPDATEs
-// are free up to one per 2 KiB the hub wrote, Go's client sends one per
-// ~4 KiB read); an 8 MiB body ~3 KB (DATA is free); one head of the
-// apiserver's MaxHeaderBytes (1 MiB) ~1.06 MB, so it passes on a fresh
-// connection. An attacker's connection is closed after two amplified
-// requests (~1 MB decoded each) or ~8,000 control frames, and may then
-// do one every two seconds, or ~2,000 frames a second, on the refill.
+// at ~600 bytes with its frame once its fields are indexed (what it
+// decodes to is within FreeDecodedBytes of what it sends), so a
+// controller at 100 requests a second on one connection charges ~60 KB a
+// second, 12% of the refill, and one multiplexing ~870 a second or more is
+// slowed to the refill, not closed (PaceableHeadBytes); answers of 10
+// and 100 MiB cost some 2 KB (the client's WINDOW_UPDATEs are free up to
+// one per 2 KiB the hub wrote, Go's client sends one per ~4 KiB read);
+// an 8 MiB body ~2 KB (DATA is free); one head of the apiserver's
+// MaxHeaderBytes (1 MiB) ~1.06 MB, so it passes on a fresh connection.
+// An attacker's connection is closed after two amplified requests (~1 MB
+// decoded each) or ~8,000 control frames, and may then do one every two
+// seconds, or ~2,000 frames a second, on the refill.
 const (
 	DefaultBurst     = 2 << 20
 	DefaultPerSecond = 512 << 10
@@ -41,6 +44,12 @@ const (
 	// advertises (x/net's default; the hub does not change it).
 	DefaultHeaderTableSize = 4096
 )
+
+// PaceableHeadBytes: a header block that has cost a connection no more
+// than this (its bytes and its frames' cost) is an ordinary request's
+// head, and waits for a budget that cannot pay it now rather than closing
+// the connection (HTTP/2's default frame size).
+const PaceableHeadBytes = 16 << 10
 
 // FreeBlockBytes of each open header block are not counted hub-wide:
 // HTTP/2's default frame size, which every ordinary request's headers

@@ -6,8 +6,11 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"k8s.io/component-base/metrics/testutil"
 )
 
 // jwt is a bearer token of an ordinary size (a service account's or an
@@ -80,4 +83,109 @@ func kubectlHeaders(h http.Header) {
 	h.Set("Kubectl-Command", "kubectl get")
 	h.Set("Kubectl-Session", "5d3c1f0e-6b8a-4e8f-9a7c-3f2b1d0e9c8a")
 	h.Set("Content-Type", "application/json")
+}
+
+// TestBusyConnectionSlowed: a client multiplexing ordinary requests on one
+// connection faster than its budget refills is slowed to the refill rate,
+// never closed with its requests in flight; a head past PaceableHeadBytes
+// that the budget cannot pay still closes the connection.
+func TestBusyConnectionSlowed(t *testing.T) {
+	o := *NewOptions()
+	o.Burst, o.PerSecond = 16<<10, 16<<10 // ~25 kubectl-like requests at once
+	// No block timers: the fake clock's only waiters are reads waiting
+	// for the budget, so time passes only while one waits.
+	o.BlockTimeout = 0
+	for _, tc := range []struct {
+		name    string
+		workers int
+		each    int
+		header  func(h http.Header)
+		// closed: the connection must be closed (header-bytes), not slowed
+		closed bool
+	}{
+		{name: "400 kubectl-like GETs from 20 goroutines", workers: 20, each: 20, header: kubectlHeaders},
+		{name: "heads of 20 KiB, past what is paced", workers: 4, each: 5, header: func(h http.Header) {
+			kubectlHeaders(h)
+			h.Set("X-Big", strings.Repeat("b", 20<<10))
+		}, closed: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := closedCounts(t)
+			waited0, err := testutil.GetCounterMetricValue(headerWaits)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := startServer(t, o, nil)
+			// The budget refills on the fake clock, which moves only
+			// while a read waits for it.
+			stop := make(chan struct{})
+			defer close(stop)
+			go func() {
+				for {
+					select {
+					case <-stop:
+						return
+					case <-time.After(time.Millisecond):
+						if s.clock.HasWaiters() {
+							s.clock.Step(100 * time.Millisecond)
+						}
+					}
+				}
+			}()
+			cl := s.client()
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			var failed []string
+			for range tc.workers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for range tc.each {
+						req, _ := http.NewRequest(http.MethodGet, "https://"+s.addr+"/api/v1/namespaces/default/configmaps", nil)
+						tc.header(req.Header)
+						resp, err := cl.Do(req)
+						if err == nil {
+							_, _ = io.Copy(io.Discard, resp.Body)
+							resp.Body.Close()
+							if resp.StatusCode != http.StatusOK {
+								err = fmt.Errorf("status %d", resp.StatusCode)
+							}
+						}
+						if err != nil {
+							mu.Lock()
+							failed = append(failed, err.Error())
+							mu.Unlock()
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			after := closedCounts(t)
+			waited, err := testutil.GetCounterMetricValue(headerWaits)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%d of %d requests failed; waited %.1f s for the budget; closed %v, before %v", len(failed), tc.workers*tc.each, waited-waited0, after, before)
+			if tc.closed {
+				if after[reasonHeaderBytes] == before[reasonHeaderBytes] {
+					t.Error("no connection was closed for header-bytes")
+				}
+				return
+			}
+			if len(failed) > 0 {
+				t.Errorf("%d requests failed: %v", len(failed), failed[:min(len(failed), 3)])
+			}
+			if fmt.Sprint(after) != fmt.Sprint(before) {
+				t.Errorf("connections closed: %v, before %v", after, before)
+			}
+			// 400 requests of ~600 bytes are ~15 budgets of 16 KiB, and
+			// the clock moves only while a read waits: some must have.
+			if waited-waited0 <= 0 {
+				t.Errorf("the connection waited %.2f s for its budget: it was not slowed", waited-waited0)
+			}
+			if len(s.conns) != 1 {
+				t.Errorf("%d connections, want 1", len(s.conns))
+			}
+		})
+	}
 }
