@@ -9,13 +9,18 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authentication/user"
+
+	"github.com/wharfhub/wharf/hub/home"
 )
 
 // Admission refuses any change of a Workspace's quota.wharf.dev/
-// annotations by anyone but a hub administrator, on every write path
-// (create, update, patch, server-side apply; dry runs are admitted the
-// same way). A workspace admin can neither raise her own ceilings, which
-// live on her Workspace in the parent, nor her children's.
+// annotations, or of the hub's own HomeOwnerAnnotation, by anyone but a
+// hub administrator, on every write path (create, update, patch,
+// server-side apply; dry runs are admitted the same way). A workspace
+// admin can neither raise her own ceilings, which live on her Workspace
+// in the parent, nor her children's; nor claim a workspace for another
+// user (the sixth review's W9: accepted on her child workspace, where the
+// hub reads it nowhere, but only the hub writes the homes' owner).
 type Admission struct {
 	*admission.Handler
 	IsAdmin func(user.Info) bool
@@ -49,7 +54,7 @@ func (a *Admission) Validate(ctx context.Context, attrs admission.Attributes, _ 
 			return nil
 		}
 	}
-	return admission.NewForbidden(attrs, fmt.Errorf("the %s annotations are set by hub administrators only", AnnotationPrefix))
+	return admission.NewForbidden(attrs, fmt.Errorf("the %s and %s annotations are set by hub administrators only", AnnotationPrefix, HomeOwnerAnnotation))
 }
 
 func (a *Admission) exempt(u user.Info) bool {
@@ -61,6 +66,11 @@ func (a *Admission) exempt(u user.Info) bool {
 	return a.IsAdmin != nil && a.IsAdmin(u)
 }
 
+// HomeOwnerAnnotation is hub/home's record of a home's owner, written by
+// the hub when it creates the home (not through admission).
+const HomeOwnerAnnotation = home.OwnerAnnotation
+
+// quotaAnnotations are obj's annotations only hub administrators set.
 func quotaAnnotations(obj runtime.Object) map[string]string {
 	if obj == nil {
 		return nil
@@ -71,7 +81,7 @@ func quotaAnnotations(obj runtime.Object) map[string]string {
 	}
 	var out map[string]string
 	for k, v := range m.GetAnnotations() {
-		if strings.HasPrefix(k, AnnotationPrefix) {
+		if strings.HasPrefix(k, AnnotationPrefix) || k == HomeOwnerAnnotation {
 			if out == nil {
 				out = map[string]string{}
 			}
