@@ -30,6 +30,8 @@ type Accountant struct {
 	// IsAdmin reports hub administrators (system:masters included), who
 	// are counted but never refused.
 	IsAdmin func(user.Info) bool
+	// Writes paces each tenant's writes (nil: not paced).
+	Writes *WriteRate
 
 	// stores holds each counted resource's store (Wrap), by
 	// schema.GroupResource, for admission to measure writes with.

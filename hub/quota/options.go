@@ -40,6 +40,9 @@ type Options struct {
 	WorkspaceEventBurst int
 	TenantEventQPS      float32
 	TenantEventBurst    int
+	// Write rate per tenant (WriteRate).
+	TenantWritesPerSecond float64
+	TenantWriteBurst      int
 }
 
 // NewOptions returns the defaults.
@@ -50,6 +53,7 @@ func NewOptions() *Options {
 		ReconcileInterval: DefaultReconcileInterval,
 		WorkspaceEventQPS: DefaultWorkspaceEventQPS, WorkspaceEventBurst: DefaultWorkspaceEventBurst,
 		TenantEventQPS: DefaultTenantEventQPS, TenantEventBurst: DefaultTenantEventBurst,
+		TenantWritesPerSecond: DefaultTenantWritesPerSecond, TenantWriteBurst: DefaultTenantWriteBurst,
 	}
 }
 
@@ -76,6 +80,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Float32Var(&o.TenantEventQPS, "max-tenant-event-qps", o.TenantEventQPS,
 		"Events one tenant's tree may create or update per second. 0 means no bound.")
 	fs.IntVar(&o.TenantEventBurst, "max-tenant-event-burst", o.TenantEventBurst, "Burst of --max-tenant-event-qps.")
+	fs.Float64Var(&o.TenantWritesPerSecond, "tenant-writes-per-second", o.TenantWritesPerSecond,
+		"Writes to the store (creates, updates, patches, deletes, each item of a deletecollection) one tenant's requests may make per second, "+
+			"past --tenant-write-burst; a write over it waits for its turn, or gets 429 if it would wait past its request's deadline. 0 means no bound. Hub admins and the hub are exempt.")
+	fs.IntVar(&o.TenantWriteBurst, "tenant-write-burst", o.TenantWriteBurst, "Writes one tenant may make at once before --tenant-writes-per-second applies.")
 }
 
 // FitToStore lowers the byte ceilings that no flag set to their share of
@@ -130,6 +138,9 @@ func (o *Options) Validate() []error {
 	}
 	if o.WorkspaceEventQPS < 0 || o.TenantEventQPS < 0 || o.WorkspaceEventBurst < 1 || o.TenantEventBurst < 1 {
 		errs = append(errs, fmt.Errorf("event rates must not be negative, and bursts at least 1"))
+	}
+	if o.TenantWritesPerSecond < 0 || o.TenantWritesPerSecond > 0 && o.TenantWriteBurst < 1 {
+		errs = append(errs, fmt.Errorf("--tenant-writes-per-second must not be negative, and --tenant-write-burst at least 1"))
 	}
 	if o.ReconcileInterval < time.Second {
 		errs = append(errs, fmt.Errorf("--quota-reconcile-interval must be at least 1s"))

@@ -59,6 +59,9 @@ func (s *countedStorage) Create(ctx context.Context, key string, obj, out runtim
 	if !ok {
 		return s.Interface.Create(ctx, key, obj, out, ttl)
 	}
+	if err := s.a.paceWrite(ctx, s.gr, id); err != nil {
+		return err
+	}
 	var n int64
 	if m := s.take(ctx, id, obj); m != nil && !m.update {
 		n = m.after
@@ -82,6 +85,11 @@ func (s *countedStorage) Create(ctx context.Context, key string, obj, out runtim
 func (s *countedStorage) Delete(ctx context.Context, key string, out runtime.Object, preconditions *storage.Preconditions,
 	validateDeletion storage.ValidateObjectFunc, cachedExistingObject runtime.Object, opts storage.DeleteOptions) error {
 	id, ok := cluster.From(ctx)
+	if ok {
+		if err := s.a.paceWrite(ctx, s.gr, id); err != nil {
+			return err
+		}
+	}
 	if err := s.Interface.Delete(ctx, key, out, preconditions, validateDeletion, cachedExistingObject, opts); err != nil || !ok {
 		return err
 	}
@@ -98,6 +106,9 @@ func (s *countedStorage) GuaranteedUpdate(ctx context.Context, key string, desti
 	id, ok := cluster.From(ctx)
 	if !ok {
 		return s.Interface.GuaranteedUpdate(ctx, key, destination, ignoreNotFound, preconditions, tryUpdate, cachedExistingObject)
+	}
+	if err := s.a.paceWrite(ctx, s.gr, id); err != nil {
+		return err
 	}
 	enforce := s.a.enforced(ctx, s.gr, "update")
 	// held is what this call has reserved so far; last is the change of

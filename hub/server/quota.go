@@ -31,7 +31,8 @@ func newStorageQuota(o *quota.Options, x *ExtraConfig) *storageQuota {
 	ledger := quota.NewLedger(wetcd.NewWriter(x.EtcdClient), x.EtcdPrefix)
 	ceilings := &quota.Ceilings{Options: *o, PathOf: x.Index.PathOf}
 	return &storageQuota{
-		accountant: &quota.Accountant{Ledger: ledger, Resolver: ceilings},
+		accountant: &quota.Accountant{Ledger: ledger, Resolver: ceilings,
+			Writes: quota.NewWriteRate(o.TenantWritesPerSecond, o.TenantWriteBurst, clock.RealClock{})},
 		ceilings:   ceilings,
 		reconciler: &quota.Reconciler{Ledger: ledger, Client: x.EtcdClient, Prefix: x.EtcdPrefix, Resolver: ceilings, Interval: o.ReconcileInterval},
 		admission:  quota.NewAdmission(nil),
@@ -51,6 +52,9 @@ func (q *storageQuota) purgeUsage(ctx context.Context, clusters map[cluster.ID]c
 
 func (q *storageQuota) setAdmins(a admins) {
 	q.accountant.IsAdmin = a.has
+	if q.accountant.Writes != nil {
+		q.accountant.Writes.IsAdmin = a.has
+	}
 	q.admission.IsAdmin = a.has
 	q.events.IsAdmin = a.has
 }
