@@ -41,20 +41,28 @@ func (a *Admission) Validate(ctx context.Context, attrs admission.Attributes, _ 
 	if u := attrs.GetUserInfo(); u == nil || a.exempt(u) {
 		return nil
 	}
-	before, after := quotaAnnotations(attrs.GetOldObject()), quotaAnnotations(attrs.GetObject())
-	if len(before) == len(after) {
-		same := true
-		for k, v := range after {
-			if w, ok := before[k]; !ok || w != v {
-				same = false
-				break
-			}
-		}
-		if same {
-			return nil
+	if changed(attrs, func(k string) bool { return strings.HasPrefix(k, AnnotationPrefix) }) {
+		return admission.NewForbidden(attrs, fmt.Errorf("the %s annotations are set by hub administrators only", AnnotationPrefix))
+	}
+	if changed(attrs, func(k string) bool { return k == HomeOwnerAnnotation }) {
+		return admission.NewForbidden(attrs, fmt.Errorf("the %s annotation is set by the hub only", HomeOwnerAnnotation))
+	}
+	return nil
+}
+
+// changed reports whether the write changes, adds or removes an
+// annotation whose key is guarded.
+func changed(attrs admission.Attributes, guarded func(string) bool) bool {
+	before, after := annotations(attrs.GetOldObject(), guarded), annotations(attrs.GetObject(), guarded)
+	if len(before) != len(after) {
+		return true
+	}
+	for k, v := range after {
+		if w, ok := before[k]; !ok || w != v {
+			return true
 		}
 	}
-	return admission.NewForbidden(attrs, fmt.Errorf("the %s and %s annotations are set by hub administrators only", AnnotationPrefix, HomeOwnerAnnotation))
+	return false
 }
 
 func (a *Admission) exempt(u user.Info) bool {
@@ -70,8 +78,8 @@ func (a *Admission) exempt(u user.Info) bool {
 // the hub when it creates the home (not through admission).
 const HomeOwnerAnnotation = home.OwnerAnnotation
 
-// quotaAnnotations are obj's annotations only hub administrators set.
-func quotaAnnotations(obj runtime.Object) map[string]string {
+// annotations are obj's annotations whose keys are guarded.
+func annotations(obj runtime.Object, guarded func(string) bool) map[string]string {
 	if obj == nil {
 		return nil
 	}
@@ -81,7 +89,7 @@ func quotaAnnotations(obj runtime.Object) map[string]string {
 	}
 	var out map[string]string
 	for k, v := range m.GetAnnotations() {
-		if strings.HasPrefix(k, AnnotationPrefix) || k == HomeOwnerAnnotation {
+		if guarded(k) {
 			if out == nil {
 				out = map[string]string{}
 			}

@@ -225,11 +225,12 @@ var quotaRows = []quotaRow{
 		// The sixth review's W9: the homes' owner annotation is the
 		// hub's too, on every write path.
 		owner := `{"wharf.dev/home-owner":"victor"}`
-		e.mustReq(t, http.StatusForbidden, denied, "eve", http.MethodPost, ws, "",
+		const ownerDenied = "the wharf.dev/home-owner annotation is set by the hub only"
+		e.mustReq(t, http.StatusForbidden, ownerDenied, "eve", http.MethodPost, ws, "",
 			fmt.Sprintf(`{"apiVersion":"tenancy.wharf.dev/v1alpha1","kind":"Workspace","metadata":{"name":"o","annotations":%s}}`, owner))
-		e.mustReq(t, http.StatusForbidden, denied, "eve", http.MethodPatch, ws+"/g", "application/merge-patch+json", fmt.Sprintf(`{"metadata":{"annotations":%s}}`, owner))
-		e.mustReq(t, http.StatusForbidden, denied, "eve", http.MethodPatch, ws+"/g?dryRun=All", "application/merge-patch+json", fmt.Sprintf(`{"metadata":{"annotations":%s}}`, owner))
-		e.mustReq(t, http.StatusForbidden, denied, "eve", http.MethodPatch, ws+"/o?fieldManager=m", "application/apply-patch+yaml",
+		e.mustReq(t, http.StatusForbidden, ownerDenied, "eve", http.MethodPatch, ws+"/g", "application/merge-patch+json", fmt.Sprintf(`{"metadata":{"annotations":%s}}`, owner))
+		e.mustReq(t, http.StatusForbidden, ownerDenied, "eve", http.MethodPatch, ws+"/g?dryRun=All", "application/merge-patch+json", fmt.Sprintf(`{"metadata":{"annotations":%s}}`, owner))
+		e.mustReq(t, http.StatusForbidden, ownerDenied, "eve", http.MethodPatch, ws+"/o?fieldManager=m", "application/apply-patch+yaml",
 			fmt.Sprintf(`{"apiVersion":"tenancy.wharf.dev/v1alpha1","kind":"Workspace","metadata":{"name":"o","annotations":%s}}`, owner))
 		if err := waitFor(60*time.Second, func() error {
 			code, b := e.req("eve", http.MethodPost, "/clusters/{eveHome}:g"+wsAPI, "", childWS("h1"))
