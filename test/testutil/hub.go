@@ -4,7 +4,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -34,16 +33,16 @@ type Hub struct {
 	Log             *Buffer
 }
 
-// FreePort is a loopback port free a moment ago. Another process may take
-// it before the caller binds it; StartHub retries that race.
+// FreePort is a port free on every address a moment ago, outside the
+// kernel's ephemeral range (ports.go). Another process may take it before
+// the caller binds it; StartHub retries that race.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 // StartHub starts the wharf-hub that `make build` made and waits until

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"github.com/wharfhub/wharf/test/testutil"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -281,12 +280,7 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: %s}]
 
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return testutil.FreePort(t)
 }
 
 // eventually is testutil.Eventually under the name this package's tests

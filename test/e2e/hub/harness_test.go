@@ -7,7 +7,6 @@ import (
 	"crypto/x509"
 	"fmt"
 	"github.com/wharfhub/wharf/test/testutil"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -46,12 +45,7 @@ type hubProc struct {
 
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return testutil.FreePort(t)
 }
 
 // startHub starts wharf-hub and waits until /readyz answers ok. The process

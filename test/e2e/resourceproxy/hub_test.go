@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"github.com/wharfhub/wharf/test/testutil"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -45,12 +44,7 @@ func binPath(t *testing.T, name string) string {
 func startHub(t *testing.T, args ...string) *hub {
 	t.Helper()
 	dir := t.TempDir()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
+	port := testutil.FreePort(t)
 	h := &hub{t: t, url: fmt.Sprintf("https://127.0.0.1:%d", port), kubecfg: filepath.Join(dir, "admin.kubeconfig"), kubectl: kube.KubectlPath(t), log: &testutil.Buffer{}}
 	cmd := exec.Command(binPath(t, "wharf-hub"), append([]string{"--shutdown-delay=0", "--data-dir", dir, "--secure-port", fmt.Sprint(port), "--bind-address", "127.0.0.1",
 		"--provider", "resource-proxy=" + binPath(t, "wharf-provider-resource-proxy")}, args...)...)

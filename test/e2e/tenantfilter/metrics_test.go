@@ -41,25 +41,31 @@ func TestMetrics(t *testing.T) {
 		return nil
 	})
 
-	resp, err := http.Get(p.MetricsURL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	text := string(b)
-	for _, want := range []string{
-		`wharf_tenant_filter_requests_total{path="/api/v1/namespaces",status="200"}`,
-		`wharf_tenant_filter_requests_total{path="/api/v1/namespaces",status="401"}`,
-		`wharf_tenant_filter_requests_total{path="/api/v1/namespaces/{name}",status="200"}`,
-		`wharf_tenant_filter_requests_total{path="/api/v1/namespaces/{namespace}/{resource}",status="200"}`,
-		`wharf_tenant_filter_response_time_seconds_count{path="/api/v1/namespaces"}`,
-		`wharf_tenant_filter_response_time_seconds_bucket{path="/api/v1/namespaces/{name}",le=`,
-	} {
-		if !strings.Contains(text, want) {
-			t.Errorf("metrics lack %s", want)
+	// The counters move once a request's answer is written: the last
+	// one may reach the client first.
+	var text string
+	eventually(t, time.Minute, func() error {
+		resp, err := http.Get(p.MetricsURL + "/metrics")
+		if err != nil {
+			return err
 		}
-	}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		text = string(b)
+		for _, want := range []string{
+			`wharf_tenant_filter_requests_total{path="/api/v1/namespaces",status="200"}`,
+			`wharf_tenant_filter_requests_total{path="/api/v1/namespaces",status="401"}`,
+			`wharf_tenant_filter_requests_total{path="/api/v1/namespaces/{name}",status="200"}`,
+			`wharf_tenant_filter_requests_total{path="/api/v1/namespaces/{namespace}/{resource}",status="200"}`,
+			`wharf_tenant_filter_response_time_seconds_count{path="/api/v1/namespaces"}`,
+			`wharf_tenant_filter_response_time_seconds_bucket{path="/api/v1/namespaces/{name}",le=`,
+		} {
+			if !strings.Contains(text, want) {
+				return fmt.Errorf("metrics lack %s", want)
+			}
+		}
+		return nil
+	})
 	for _, line := range strings.Split(text, "\n") {
 		if strings.HasPrefix(line, "wharf_tenant_filter_") && strings.Contains(line, ns) {
 			t.Errorf("a raw name leaked into a label: %s", line)
