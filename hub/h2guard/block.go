@@ -129,7 +129,7 @@ func (c *conn) fragment(b []byte) error {
 		}
 	}
 	cost := max(c.blockWire, c.decoded-FreeDecodedBytes, instructionCost*c.instr.n)
-	if err := c.chargeHead(cost-c.charged, reasonHeaderBytes); err != nil {
+	if err := c.chargeHead(cost-c.charged, 0, reasonHeaderBytes); err != nil {
 		return err
 	}
 	c.charged = cost

@@ -2,6 +2,7 @@ package h2guard
 
 import (
 	"bytes"
+	"errors"
 	"net"
 	"testing"
 	"time"
@@ -165,5 +166,62 @@ func TestParserSplits(t *testing.T) {
 				chunk, c.decoded, want, c.spent, wantSpent, c.inBlock, c.nhdr)
 		}
 		_ = a.Close()
+	}
+}
+
+// TestPacedOnlyWhileOrdinary: on an empty budget, a HEADERS frame whose
+// payload is an ordinary head waits for the refill; one past
+// PaceableHeadBytes closes the connection at its frame header, before
+// the server reads (and allocates) its payload.
+func TestPacedOnlyWhileOrdinary(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		length int
+		paced  bool
+	}{
+		{"a 1 KiB HEADERS frame waits for the refill", 1 << 10, true},
+		{"a 20 KiB HEADERS frame is refused at its header", 20 << 10, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := *NewOptions()
+			o.BlockTimeout = 0 // the clock's only waiter is a paced read
+			clk := testingclock.NewFakeClock(time.Now())
+			a, b := net.Pipe()
+			defer b.Close()
+			c := New(o, nil, clk).Wrap(a).(*conn)
+			c.preface = 0
+			c.bucket.AllowN(clk.Now(), int(c.bucket.TokensAt(clk.Now()))) // spent
+			var wire bytes.Buffer
+			_ = http2.NewFramer(&wire, nil).WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: make([]byte, tc.length), EndHeaders: true})
+			done := make(chan error, 1)
+			go func() { done <- c.scan(wire.Bytes()[:frameHeaderLen]) }()
+			var err error
+			returned := false
+			waitFor(t, func() bool {
+				select {
+				case err = <-done:
+					returned = true
+					return true
+				default:
+					return clk.HasWaiters()
+				}
+			})
+			if tc.paced {
+				if returned {
+					t.Fatalf("the frame was not paced: %v", err)
+				}
+				clk.Step(time.Second)
+				if err := <-done; err != nil {
+					t.Fatalf("after the refill: %v", err)
+				}
+				return
+			}
+			if !returned {
+				t.Fatal("the frame's header waited for the budget")
+			}
+			if !errors.Is(err, ErrClosed) {
+				t.Fatalf("got %v, want the connection closed", err)
+			}
+		})
 	}
 }
