@@ -35,6 +35,7 @@ import (
 // and the hub stays ready.
 func TestAttackLimitsReview5Reset(t *testing.T) {
 	t.Parallel()
+	leaseRowTurn(t)
 	e, pool := startLeaseRowHub(t)
 	h := e.h
 	malloryList := cmPath("/clusters/" + e.vars["malloryHome"])

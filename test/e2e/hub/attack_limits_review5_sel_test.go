@@ -33,6 +33,7 @@ import (
 // times.
 func TestAttackLimitsReview5Selectors(t *testing.T) {
 	t.Parallel()
+	leaseRowTurn(t)
 	e := startReviewFairHub(t, "--provider", "edges="+providerBinary(t, "./cmd/wharf-provider-edges", "edges"),
 		"--tenant-traffic-burst-bytes", "16777216", "--tenant-traffic-bytes-per-cpu", "65536")
 	h := e.h

@@ -47,6 +47,7 @@ import (
 // fell 20- to 700-fold).
 func TestAttackLimitsReview6Conns(t *testing.T) {
 	t.Parallel()
+	leaseRowTurn(t)
 	e, pool := startLeaseRowHub(t, "edges="+providerBinary(t, "./cmd/wharf-provider-edges", "edges"))
 	h := e.h
 	aliceHome := "/clusters/" + e.vars["aliceHome"]

@@ -40,6 +40,7 @@ import (
 // for frames; no lease lost, alice's 120 all succeeded.
 func TestAttackLimitsReview6H2(t *testing.T) {
 	t.Parallel()
+	leaseRowTurn(t)
 	e, pool := startLeaseRowHub(t)
 	h := e.h
 

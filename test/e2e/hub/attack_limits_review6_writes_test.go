@@ -33,6 +33,7 @@ import (
 // ConfigMaps are gone. On 74967a9 (no write rate) the series is missing.
 func TestAttackLimitsReview6Writes(t *testing.T) {
 	t.Parallel()
+	leaseRowTurn(t)
 	e, pool := startLeaseRowHub(t)
 	w4Row(t, e, pool, r5VictimOps)
 }

@@ -36,6 +36,7 @@ import (
 // against the hundreds of MB echoed).
 func TestAttackLimitsReview6Upgrade(t *testing.T) {
 	t.Parallel()
+	leaseRowTurn(t)
 	e, pool := startLeaseRowHub(t, "hello="+providerBinary(t, "./sdk/examples/hello", "hello"))
 	h := e.h
 
