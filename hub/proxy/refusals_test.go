@@ -27,7 +27,14 @@ func TestBackendRefusals(t *testing.T) {
 	}))
 	var refused atomic.Int32
 	b := NewBackend(oneProvider(tr), resolver{}).WithRefusals(func(*http.Request) { refused.Add(1) })
-	srv := httptest.NewServer(WithAuthorizationPreserved(fakeAuthn(b)))
+	// The backend reports a refusal after the answer went out (deferred
+	// in its ServeHTTP): served tells when it has returned.
+	served := make(chan struct{}, 1)
+	h := WithAuthorizationPreserved(fakeAuthn(b))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r)
+		served <- struct{}{}
+	}))
 	defer srv.Close()
 	for _, tc := range []struct {
 		name, path, auth string
@@ -59,6 +66,7 @@ func TestBackendRefusals(t *testing.T) {
 				t.Fatal(err)
 			}
 			_ = resp.Body.Close()
+			<-served
 			if got := refused.Load() - before; got != tc.want {
 				t.Errorf("reported %d refusals, want %d (answer %d)", got, tc.want, resp.StatusCode)
 			}
