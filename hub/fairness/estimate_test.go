@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	apirequest "k8s.io/apiserver/pkg/endpoints/request"
@@ -40,6 +42,17 @@ func TestEstimator(t *testing.T) {
 	}
 	serve := func(ws, query string, n int, zip bool) {
 		serveVia(func(h http.Handler) http.Handler { return h }, ws, query, n, zip)
+	}
+	// serveJSON answers a JSON list of about n bytes, its metadata
+	// carrying continue (a page cut by its limit) or not.
+	serveJSON := func(ws, query, cont string, n int) {
+		h := e.WithCost(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = fmt.Fprintf(w, `{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"5","continue":%q},"items":[{"data":{"a":%q}}]}`,
+				cont, strings.Repeat("a", n))
+		}))
+		r := httptest.NewRequest(http.MethodGet, "/api/v1/namespaces/ns/configmaps?"+query, nil)
+		h.ServeHTTP(httptest.NewRecorder(), r.WithContext(apirequest.WithRequestInfo(in(ws), list)))
 	}
 	// inState serves within the request's state, whose inflater counts
 	// a gzipped answer for WithCost too (one inflation).
@@ -79,6 +92,13 @@ func TestEstimator(t *testing.T) {
 		{name: "nor teach a first size", do: func() { serveCut("c", 10) }, ws: "c", info: list, want: 40},
 		{name: "beyond a tenant's share", do: func() { serve("a", "", 60*BytesPerSeat, false) }, ws: "a", info: list, want: 60},
 		{name: "bounded by the most", do: func() { serve("a", "", 1000*BytesPerSeat, false) }, ws: "a", info: list, want: 100},
+		// Seventh review #2: what a limited or filtered list scanned is
+		// not what it answered.
+		{name: "a page cut by its limit teaches no first size", do: func() { serveJSON("d", "limit=1", "eyJ2IjoibWV0YS5rOHMuaW8vdjEifQ", 10) }, ws: "d", info: list, want: 40},
+		{name: "nor does a filtered list", do: func() { serve("d", "labelSelector=app%3Dx", 10, false) }, ws: "d", info: list, want: 40},
+		{name: "nor a limited answer that is not JSON", do: func() { serve("d", "limit=500", 10, false) }, ws: "d", info: list, want: 40},
+		{name: "a limited list answered whole (no continue) sets it", do: func() { serveJSON("d", "limit=500", "", 3*BytesPerSeat) }, ws: "d", info: list, want: 4},
+		{name: "then a page cut by its limit only raises it", do: func() { serveJSON("d", "limit=1", "eyJ2IjoibWV0YS5rOHMuaW8vdjEifQ", 10) }, ws: "d", info: list, want: 4},
 	}
 	for _, s := range steps {
 		if s.do != nil {
