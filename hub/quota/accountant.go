@@ -54,6 +54,27 @@ var workspacesResource = schema.GroupResource{Group: "tenancy.wharf.dev", Resour
 // and bindings, its Ready condition) and the hub's controllers are
 // counted but not refused: refusing them would leave half-made state.
 func (a *Accountant) enforced(ctx context.Context, gr schema.GroupResource, op string) bool {
+	if !tenantCaller(ctx, a.IsAdmin) {
+		return false
+	}
+	info, ok := requestOn(ctx, gr)
+	if !ok {
+		return false
+	}
+	switch info.Verb {
+	case "create":
+		return op == "create"
+	case "update", "patch":
+		// Server-side apply and create-on-update may create.
+		return true
+	}
+	return false
+}
+
+// tenantCaller reports whether ctx is a request of a user the hub may
+// refuse or pace: not the hub's own work (WithExempt, no user,
+// system:masters) nor a hub administrator (isAdmin may be nil).
+func tenantCaller(ctx context.Context, isAdmin func(user.Info) bool) bool {
 	if v, _ := ctx.Value(exemptKey{}).(bool); v {
 		return false
 	}
@@ -66,21 +87,17 @@ func (a *Accountant) enforced(ctx context.Context, gr schema.GroupResource, op s
 			return false
 		}
 	}
-	if a.IsAdmin != nil && a.IsAdmin(u) {
-		return false
-	}
+	return isAdmin == nil || !isAdmin(u)
+}
+
+// requestOn is ctx's request when it names resource gr: a storage call
+// on gr is then that request's own, not a side effect of it.
+func requestOn(ctx context.Context, gr schema.GroupResource) (*request.RequestInfo, bool) {
 	info, ok := request.RequestInfoFrom(ctx)
 	if !ok || !info.IsResourceRequest || info.APIGroup != gr.Group || info.Resource != gr.Resource {
-		return false
+		return nil, false
 	}
-	switch info.Verb {
-	case "create":
-		return op == "create"
-	case "update", "patch":
-		// Server-side apply and create-on-update may create.
-		return true
-	}
-	return false
+	return info, true
 }
 
 // reserve records d for the cluster in ctx. Refusals are 403 Forbidden

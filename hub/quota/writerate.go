@@ -9,7 +9,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/user"
-	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/utils/clock"
@@ -67,21 +66,7 @@ func NewWriteRate(perSecond float64, burst int, clk clock.WithTicker) *WriteRate
 
 // paced reports whether ctx's writes are paced: a request's, by a user
 // who is not a hub administrator.
-func (w *WriteRate) paced(ctx context.Context) bool {
-	if v, _ := ctx.Value(exemptKey{}).(bool); v {
-		return false
-	}
-	u, ok := request.UserFrom(ctx)
-	if !ok || u == nil {
-		return false
-	}
-	for _, g := range u.GetGroups() {
-		if g == user.SystemPrivilegedGroup {
-			return false
-		}
-	}
-	return w.IsAdmin == nil || !w.IsAdmin(u)
-}
+func (w *WriteRate) paced(ctx context.Context) bool { return tenantCaller(ctx, w.IsAdmin) }
 
 // Wait takes one write of tenant's, waiting for its token if need be. A
 // write that is not refusable (a side effect of an admitted request: a
@@ -143,8 +128,8 @@ func (a *Accountant) paceWrite(ctx context.Context, gr schema.GroupResource, id 
 // request asked for (each item of a deletecollection included), not a
 // side effect of it.
 func requestedWrite(ctx context.Context, gr schema.GroupResource) bool {
-	info, ok := request.RequestInfoFrom(ctx)
-	if !ok || !info.IsResourceRequest || info.APIGroup != gr.Group || info.Resource != gr.Resource {
+	info, ok := requestOn(ctx, gr)
+	if !ok {
 		return false
 	}
 	switch info.Verb {
