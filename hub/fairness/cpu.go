@@ -3,6 +3,7 @@ package fairness
 import (
 	"context"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -31,28 +32,39 @@ func DefaultHeavyCPUs() int { return max(1, runtime.GOMAXPROCS(0)-1) }
 // With the default bound, heavy work runs on every CPU but one, and small
 // requests, which never take a turn, always have that one.
 type Turnstile struct {
+	// perTenant bounds the turns one tenant holds at once.
+	perTenant int
+
 	mu   sync.Mutex
 	free int
-	// waiting holds each tenant's waiters, oldest first; ring is the
-	// tenants with waiters, in the order their turns come.
+	// held counts each tenant's turns held; waiting holds each tenant's
+	// waiters, oldest first; ring is the tenants with waiters, in the
+	// order their turns come.
+	held    map[string]int
 	waiting map[string][]chan struct{}
 	ring    []string
 }
 
-// NewTurnstile returns a Turnstile of n turns; nil when n < 1 (no bound).
-func NewTurnstile(n int) *Turnstile {
+// NewTurnstile returns a Turnstile of n turns, any number of which one
+// tenant may hold; nil when n < 1 (no bound).
+func NewTurnstile(n int) *Turnstile { return newTurnstile(n, n) }
+
+// newTurnstile returns a Turnstile of n turns, at most perTenant (at
+// least one) of which one tenant holds at once; nil when n < 1.
+func newTurnstile(n, perTenant int) *Turnstile {
 	if n < 1 {
 		return nil
 	}
-	return &Turnstile{free: n, waiting: map[string][]chan struct{}{}}
+	return &Turnstile{free: n, perTenant: max(1, perTenant), held: map[string]int{}, waiting: map[string][]chan struct{}{}}
 }
 
 // acquire waits for a turn for tenant. It reports false, holding nothing,
 // when ctx ends first.
 func (t *Turnstile) acquire(ctx context.Context, tenant string) bool {
 	t.mu.Lock()
-	if t.free > 0 && len(t.ring) == 0 {
+	if t.free > 0 && len(t.ring) == 0 && t.held[tenant] < t.perTenant {
 		t.free--
+		t.held[tenant]++
 		t.mu.Unlock()
 		return true
 	}
@@ -61,6 +73,8 @@ func (t *Turnstile) acquire(ctx context.Context, tenant string) bool {
 		t.ring = append(t.ring, tenant)
 	}
 	t.waiting[tenant] = append(t.waiting[tenant], ch)
+	// Turns may be free while every waiter's tenant holds its most.
+	t.dispatch()
 	t.mu.Unlock()
 	select {
 	case <-ch:
@@ -75,7 +89,7 @@ func (t *Turnstile) acquire(ctx context.Context, tenant string) bool {
 	t.mu.Unlock()
 	// Granted as ctx ended: pass it on.
 	<-ch
-	t.release()
+	t.release(tenant)
 	return false
 }
 
@@ -103,25 +117,40 @@ func (t *Turnstile) remove(tenant string, ch chan struct{}) bool {
 	return false
 }
 
-// release hands the turn to the next tenant's oldest waiter, or frees it.
-func (t *Turnstile) release() {
+// release gives tenant's turn back: to the next tenant's oldest waiter,
+// or free.
+func (t *Turnstile) release(tenant string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.ring) == 0 {
-		t.free++
-		return
+	if t.held[tenant]--; t.held[tenant] <= 0 {
+		delete(t.held, tenant)
 	}
-	tenant := t.ring[0]
-	t.ring = t.ring[1:]
-	q := t.waiting[tenant]
-	ch := q[0]
-	if len(q) > 1 {
-		t.waiting[tenant] = q[1:]
-		t.ring = append(t.ring, tenant)
-	} else {
-		delete(t.waiting, tenant)
+	t.free++
+	t.dispatch()
+}
+
+// dispatch grants free turns to waiters, round-robin, skipping tenants
+// that hold their most. t.mu is held.
+func (t *Turnstile) dispatch() {
+	for t.free > 0 {
+		i := slices.IndexFunc(t.ring, func(name string) bool { return t.held[name] < t.perTenant })
+		if i < 0 {
+			return
+		}
+		tenant := t.ring[i]
+		t.ring = slices.Delete(t.ring, i, i+1)
+		q := t.waiting[tenant]
+		ch := q[0]
+		if len(q) > 1 {
+			t.waiting[tenant] = q[1:]
+			t.ring = append(t.ring, tenant)
+		} else {
+			delete(t.waiting, tenant)
+		}
+		t.free--
+		t.held[tenant]++
+		ch <- struct{}{}
 	}
-	ch <- struct{}{}
 }
 
 // hold is one request's use of the Turnstile. The handler may write from
@@ -171,7 +200,7 @@ func (h *hold) end() {
 	h.ended = true
 	if h.held.Load() {
 		h.held.Store(false)
-		h.ts.release()
+		h.ts.release(h.tenant)
 	}
 }
 
@@ -186,7 +215,7 @@ func (h *hold) pause() {
 	defer h.mu.Unlock()
 	if h.held.Load() {
 		h.held.Store(false)
-		h.ts.release()
+		h.ts.release(h.tenant)
 	}
 }
 

@@ -52,11 +52,11 @@ func TestTurnstileTurnsAreDealtRoundRobin(t *testing.T) {
 	enqueue("mallory", "m3", 3)
 	enqueue("victor", "v1", 1)
 	var order []string
-	ts.release() // x's turn
+	ts.release("x")
 	for range 4 {
 		name := <-got
 		order = append(order, name)
-		ts.release()
+		ts.release(map[byte]string{'m': "mallory", 'v': "victor"}[name[0]])
 	}
 	wg.Wait()
 	if want := "m1 v1 m2 m3"; strings.Join(order, " ") != want {
@@ -64,6 +64,45 @@ func TestTurnstileTurnsAreDealtRoundRobin(t *testing.T) {
 	}
 	if ts.free != 1 || len(ts.ring) != 0 || len(ts.waiting) != 0 {
 		t.Fatalf("after all: free %d, ring %v, waiting %v", ts.free, ts.ring, ts.waiting)
+	}
+}
+
+// TestTurnstilePerTenant: a tenant holding its most waits while turns are
+// free, another takes them, and its waiter gets the next turn it gives
+// back.
+func TestTurnstilePerTenant(t *testing.T) {
+	ts := newTurnstile(3, 1)
+	ctx := context.Background()
+	if !ts.acquire(ctx, "mallory") {
+		t.Fatal("mallory's first turn was not free")
+	}
+	got := make(chan string, 4)
+	go func() {
+		if ts.acquire(ctx, "mallory") {
+			got <- "m2"
+		}
+	}()
+	queued(t, ts, "mallory", 1)
+	if ts.free != 2 {
+		t.Fatalf("free %d while mallory waits for her second, want 2", ts.free)
+	}
+	// Victor is not held behind her waiter.
+	if !ts.acquire(ctx, "victor") {
+		t.Fatal("victor got no turn")
+	}
+	ts.release("victor")
+	select {
+	case name := <-got:
+		t.Fatalf("%s got a turn while mallory held her most", name)
+	default:
+	}
+	ts.release("mallory")
+	if name := <-got; name != "m2" {
+		t.Fatalf("got %s", name)
+	}
+	ts.release("mallory")
+	if ts.free != 3 || len(ts.held) != 0 || len(ts.ring) != 0 {
+		t.Fatalf("after all: free %d, held %v, ring %v", ts.free, ts.held, ts.ring)
 	}
 }
 
@@ -87,7 +126,7 @@ func TestTurnstileBound(t *testing.T) {
 			t.Fatalf("n=%d: a cancelled waiter stayed queued: %v %v", n, ts.ring, ts.waiting)
 		}
 		for range n {
-			ts.release()
+			ts.release("t")
 		}
 		if ts.free != n {
 			t.Fatalf("n=%d: free %d after releasing all", n, ts.free)
@@ -176,7 +215,7 @@ func TestSlowReaderHoldsNoTurn(t *testing.T) {
 	close(bw.release)
 	// Mallory's write returned: it waits for victor's turn to end.
 	queued(t, ts, "mallory", 1)
-	ts.release()
+	ts.release("victor")
 	<-done
 	if ts.free != 1 {
 		t.Fatalf("free %d at the end", ts.free)

@@ -57,7 +57,11 @@ type Controller struct {
 	denials   *denials
 	traffic   *traffic
 	cpu       *Turnstile
-	stored    StoredSizes
+	// busy deals the turns of requests past their tenant's unturned
+	// ones (busy.go); nil: they run freely.
+	busy     *Turnstile
+	unturned *unturned
+	stored   StoredSizes
 	// delegations: relayed requests' seats, lent to their providers'
 	// calls back (delegation.go).
 	delegations *delegations
@@ -116,6 +120,10 @@ type ControllerConfig struct {
 	// HeavyCPUs bounds how many heavy requests do CPU work at once,
 	// hub-wide (cpu.go); 0: no bound.
 	HeavyCPUs int
+	// BusyCPUs bounds how many requests of tenants past their
+	// UnturnedRequests run at once, hub-wide (busy.go); 0: no bound.
+	BusyCPUs         int
+	UnturnedRequests int
 	// Stored weighs requests naming a big stored object by its size
 	// (stored.go); nil weighs them by their body alone.
 	Stored StoredSizes
@@ -140,6 +148,9 @@ func NewController(cfg ControllerConfig) (*Controller, error) {
 	}
 	c.traffic = newTraffic(c.waitClock, cfg.TrafficRate, cfg.TrafficBurst, c.queueLen)
 	c.cpu = NewTurnstile(cfg.HeavyCPUs)
+	if c.busy = newTurnstile(cfg.BusyCPUs, cfg.BusyCPUs/2); c.busy != nil {
+		c.unturned = newUnturned(max(0, cfg.UnturnedRequests))
+	}
 	if cfg.RefusalHold > 0 {
 		// A tenant may hold as many refusals as it may have requests
 		// running and queued: what its connections carry anyway.
@@ -312,14 +323,10 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 	st.meter.Store(m)
 	// A heavy request does its CPU work in turns (cpu.go); a watch's
 	// events are bounded by its tenant's watch cap and traffic instead.
+	// So does a busy one, past its tenant's unturned requests (busy.go).
 	exec := execFn
-	if h := c.cpu.newHold(reqCtx, tenant, width.InitialSeats > 1); h != nil && !isWatch {
-		st.cpu = h
-		exec = func() {
-			h.begin()
-			defer h.end()
-			execFn()
-		}
+	if !isWatch {
+		exec = c.withTurns(reqCtx, st, tenant, width.InitialSeats > 1, execFn)
 	}
 	// While it holds seats, a relay to a provider may lend them to the
 	// provider's calls back (Relayed).

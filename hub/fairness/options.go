@@ -29,6 +29,10 @@ type Options struct {
 	// HeavyCPUs bounds how many tenants' heavy requests do CPU work at
 	// once (cpu.go); 0: no bound.
 	HeavyCPUs int
+	// BusyCPUs bounds how many of tenants' requests past their
+	// UnturnedRequests run at once (busy.go); 0: no bound.
+	BusyCPUs         int
+	UnturnedRequests int
 	// MaxConnections bounds the connections the listener holds open;
 	// 0 means three quarters of the open-file limit.
 	MaxConnections int
@@ -48,6 +52,7 @@ type Options struct {
 func NewOptions() *Options {
 	return &Options{MaxRequestsInFlight: 400, MaxMutatingRequestsInFlight: 200, TenantFraction: 0.1, MaxWatchesPerTenant: 500,
 		TrafficBytesPerCPU: TrafficBytesPerCPU, TrafficBurst: TrafficBurst, HeavyCPUs: DefaultHeavyCPUs(), MaxConnectionsPerAddress: 1000,
+		BusyCPUs: DefaultBusyCPUs(), UnturnedRequests: DefaultUnturnedRequests,
 		TLSHandshakesPerSecond: 200, AnonymousRequestsPerSecond: 200, AnonymousRequestsInFlight: 32}
 }
 
@@ -75,6 +80,13 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Most heavy API requests of tenants (wider than one seat, or past 256 KiB of body and response) doing CPU work at once, hub-wide, "+
 			"dealt round-robin among tenants; a request gives its turn back while it waits on the network. "+
 			"The default is every CPU but one (GOMAXPROCS-1, at least 1), so small requests always have a CPU. 0 means no bound. Hub administrators are not limited.")
+	fs.IntVar(&o.UnturnedRequests, "tenant-requests-without-turn", o.UnturnedRequests,
+		"Requests of one tenant that run at once without a CPU turn; each further one runs in turns of --busy-tenant-cpus, "+
+			"so that many small requests of one tenant do not take every CPU from the others.")
+	fs.IntVar(&o.BusyCPUs, "busy-tenant-cpus", o.BusyCPUs,
+		"Most API requests of tenants past --tenant-requests-without-turn doing CPU work at once, hub-wide, dealt round-robin among tenants, "+
+			"at most half of them (at least one) to one tenant; a request gives its turn back while it waits on the network, a provider or its tenant's pacing. "+
+			"The default is the number of CPUs (GOMAXPROCS). 0 means no bound. Hub administrators are not limited.")
 	fs.IntVar(&o.MaxConnections, "max-connections", o.MaxConnections,
 		"Most client connections the hub holds open at once; past it a new one takes the place of one the hub never answered (no TLS handshake began), else of the one silent longest. "+
 			"0 means three quarters of the open-file limit (RLIMIT_NOFILE), so that descriptors stay for etcd, plugins and files.")
@@ -122,6 +134,9 @@ func (o *Options) Validate() []error {
 	}
 	if o.HeavyCPUs < 0 {
 		errs = append(errs, fmt.Errorf("--heavy-request-cpus must not be negative"))
+	}
+	if o.BusyCPUs < 0 || o.UnturnedRequests < 0 {
+		errs = append(errs, fmt.Errorf("--busy-tenant-cpus and --tenant-requests-without-turn must not be negative"))
 	}
 	if o.TLSHandshakesPerSecond < 0 || o.AnonymousRequestsPerSecond < 0 || o.AnonymousRequestsInFlight < 0 {
 		errs = append(errs, fmt.Errorf("--max-tls-handshakes-per-second, --max-anonymous-requests-per-second and --max-anonymous-requests-inflight must not be negative"))
@@ -191,7 +206,7 @@ func (o *Options) NewController(keyer Keyer, costs *Estimator, stored StoredSize
 		RefusalHold: RefusalHold,
 		DenialRate:  DenialRate, DenialBurst: DenialBurst, DenialHold: DenialHold,
 		TrafficRate: float64(o.TrafficBytesPerCPU) * float64(runtime.GOMAXPROCS(0)), TrafficBurst: o.TrafficBurst,
-		HeavyCPUs: o.HeavyCPUs,
-		Stored:    stored,
+		HeavyCPUs: o.HeavyCPUs, BusyCPUs: o.BusyCPUs, UnturnedRequests: o.UnturnedRequests,
+		Stored: stored,
 	})
 }

@@ -172,7 +172,10 @@ func (w *refusalWriter) WriteHeader(code int) {
 	if code == http.StatusForbidden && w.st.forbidden != nil {
 		f := w.st.forbidden
 		w.st.forbidden = nil
+		// Paced without a turn.
+		w.st.cpu.pause()
 		f()
+		w.st.cpu.resume(w.st.sent.Load() + w.st.received.Load())
 	}
 	if code == http.StatusTooManyRequests && !w.swallow {
 		h := w.ResponseWriter.Header()
@@ -211,14 +214,17 @@ func (w *refusalWriter) Write(b []byte) (int, error) {
 	}
 	st.cpu.pause()
 	n, err := w.ResponseWriter.Write(b)
+	paced := !st.watch && f == nil && st.paced
+	if paced {
+		// Slowed to its tenant's rate without a turn.
+		m.pace(w.r.Context(), int64(n))
+	}
 	// Inflating a gzipped answer to count it is CPU work: under the turn.
 	st.cpu.resume(st.sent.Add(int64(n)) + st.received.Load())
 	switch {
-	case st.watch:
+	case st.watch, paced:
 	case f != nil:
 		f.write(b[:n])
-	case st.paced:
-		m.pace(w.r.Context(), int64(n))
 	default:
 		m.take(int64(n), false)
 	}

@@ -115,6 +115,9 @@ func (w *refusalWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("hijacking an upgraded connection: %w", err)
 	}
+	// What moves on it from now on is charged, not taken in turns: a
+	// turn held for its life would be one CPU the less for everybody.
+	w.st.cpu.end()
 	t, tenant := w.st.upgrade, w.st.tenant
 	if t == nil || tenant == "" {
 		return conn, brw, nil

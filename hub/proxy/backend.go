@@ -76,6 +76,14 @@ func (b *Backend) WithLimit(limit func(http.Handler) http.Handler) *Backend {
 	return b
 }
 
+// WithTransport wraps the transport to providers, as the hub's flow
+// control needs to see its waits (hub/fairness AsideTransport: a request
+// gives its CPU turn back while the provider answers). It returns b.
+func (b *Backend) WithTransport(wrap func(http.RoundTripper) http.RoundTripper) *Backend {
+	b.rp.Transport = wrap(b.rp.Transport)
+	return b
+}
+
 // WithRefusals tells refused of every request on a public path that
 // carried a credential (an Authorization header) and that the provider
 // answered 401 or 403: a credential only the provider verifies (an edge

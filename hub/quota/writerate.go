@@ -15,6 +15,7 @@ import (
 
 	"github.com/wharfhub/wharf/hub/buckets"
 	"github.com/wharfhub/wharf/hub/cluster"
+	"github.com/wharfhub/wharf/hub/fairness"
 )
 
 // Write rate defaults: a tenant's requests may write to the store 200
@@ -96,6 +97,8 @@ func (w *WriteRate) Wait(ctx context.Context, tenant string, refusable bool) err
 		return apierrors.NewTooManyRequests(fmt.Sprintf("the writes of tenant %s are over their rate (--tenant-writes-per-second)", tenant), secs)
 	}
 	writeWaits.Add(d.Seconds())
+	// Waiting is no CPU work: its turn is another request's meanwhile.
+	defer fairness.Aside(ctx)()
 	t := w.clock.NewTimer(d)
 	defer t.Stop()
 	select {

@@ -357,6 +357,9 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	// agent's join token) is a failed authentication of its caller's
 	// address (sixth review #6, hub/authn).
 	backend.WithRefusals(throttle.Refused)
+	// A provider-route request waiting on its provider holds no CPU turn
+	// (hub/fairness, busy.go).
+	backend.WithTransport(fairness.AsideTransport)
 	// The shell page carries the CSRF token on a signed-in browser's
 	// top-level navigations only (see portal/doc.go).
 	portalSrv := portal.Must(portal.Options{CSRF: extra.Login.DocumentCSRF})

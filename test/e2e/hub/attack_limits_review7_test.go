@@ -7,6 +7,14 @@ import (
 )
 
 // Issue 24, seventh outside review (docs/reviews/issue-24-review-7.md),
+// #1: mallory keeps 40 GETs of a missing ConfigMap in flight, inside her
+// share of seats (never a 429): another tenant's one request at a time
+// fell from 1,080 to 141 a second, as her 40 took both cores. Now only
+// her first request at a time runs freely, the others in busy turns
+// (hub/fairness busy.go); the row counts them (never a time): alice's own
+// requests, one at a time, are never busy work.
+//
+// Issue 24, seventh outside review (docs/reviews/issue-24-review-7.md),
 // #2: mallory stores 50,000 tiny ConfigMaps within her quota, then keeps
 // 4 to 40 lists in flight that scan them all and answer one item
 // (limit=1) or none (a selector nothing matches): another tenant fell
@@ -33,6 +41,40 @@ func TestAttackLimitsReview7Lists(t *testing.T) {
 	h := e.h
 	r5Objects(t, e, e.vars["malloryHome"], 3000)
 	base := cmPath(h.URL + "/clusters/" + e.vars["malloryHome"])
+	t.Run("r7:1/40 GETs of a missing ConfigMap at once, inside her share", func(t *testing.T) {
+		// Alice alone, one request at a time: none of hers is busy.
+		busy0 := metricValue(t, e, "wharf_fairness_busy_requests_total")
+		if failed := <-r4Victim(e, "r71a", 40); len(failed) > 0 {
+			t.Fatalf("alice alone: %s", strings.Join(failed, "; "))
+		}
+		if busy := metricValue(t, e, "wharf_fairness_busy_requests_total") - busy0; busy != 0 {
+			t.Errorf("alice's one-at-a-time requests ran as busy work %v times", busy)
+		}
+		lost0 := mustProviderMetric(t, h, "wharf_provider_lease_losses_total", "single")
+		victimDone := r4Victim(e, "r71", r5VictimOps)
+		got, bodies := r5Flood(h, 40, 20, base+"/nope", e.tokens["mallory"])
+		failed := <-victimDone
+		busy := metricValue(t, e, "wharf_fairness_busy_requests_total") - busy0
+		t.Logf("r7:1: mallory's GETs: %s, %v of them busy; alice: %d of %d operations failed", got, busy, len(failed), r5VictimOps)
+		hubHealthy(t, h)
+		if len(failed) > 0 {
+			t.Errorf("alice: %d of %d operations failed: %s", len(failed), r5VictimOps, strings.Join(failed[:min(len(failed), 5)], "; "))
+		}
+		if lost := mustProviderMetric(t, h, "wharf_provider_lease_losses_total", "single") - lost0; lost != 0 {
+			t.Errorf("the replicas: single provider lost its lease %d times", lost)
+		}
+		for k, n := range got.snapshot() {
+			if k != "404" && k != "429" {
+				t.Errorf("%d answers %q (%.300s)", n, k, bodies.get(k))
+			}
+		}
+		// Her first request at a time runs freely, the others in busy
+		// turns: with 40 in flight, most of her 800 are busy (613 in
+		// a run here; on d5b2dcb, none: nothing bounded her share's CPU).
+		if busy < 200 {
+			t.Errorf("%v of her 800 GETs ran as busy work, want at least a quarter: her share's requests all ran at once", busy)
+		}
+	})
 	for _, row := range []struct{ id, name, query string }{
 		{"r7:2a", "limit=1 lists", "limit=1"},
 		{"r7:2b", "lists whose selector matches nothing", "labelSelector=" + url.QueryEscape("app=none")},

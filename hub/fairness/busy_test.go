@@ -1,0 +1,161 @@
+package fairness
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// running is a request of the test: started when its exec runs, ended
+// when told.
+type running struct {
+	st      *state
+	started chan struct{}
+	end     chan struct{}
+	done    chan struct{}
+}
+
+func runWithTurns(c *Controller, tenant string, heavy bool) *running {
+	r := &running{st: &state{}, started: make(chan struct{}), end: make(chan struct{}), done: make(chan struct{})}
+	exec := c.withTurns(context.Background(), r.st, tenant, heavy, func() {
+		close(r.started)
+		<-r.end
+	})
+	go func() {
+		defer close(r.done)
+		exec()
+	}()
+	return r
+}
+
+func (r *running) isStarted() bool {
+	select {
+	case <-r.started:
+		return true
+	default:
+		return false
+	}
+}
+
+// TestBusyRequestsTakeTurns: a tenant's first request runs without a
+// turn, its next ones in busy turns, at most its per-tenant number of
+// them; another tenant's first never waits, and its second takes the
+// turn the first tenant may not.
+func TestBusyRequestsTakeTurns(t *testing.T) {
+	c := &Controller{cpu: NewTurnstile(1), busy: newTurnstile(2, 1), unturned: newUnturned(1)}
+	m1 := runWithTurns(c, "mallory", false)
+	<-m1.started
+	if m1.st.cpu.ts != c.cpu || m1.st.cpu.held.Load() {
+		t.Fatal("mallory's first request took a turn")
+	}
+	m2 := runWithTurns(c, "mallory", false)
+	<-m2.started
+	if m2.st.cpu.ts != c.busy || !m2.st.cpu.held.Load() {
+		t.Fatal("mallory's second request runs without a busy turn")
+	}
+	m3 := runWithTurns(c, "mallory", false)
+	queued(t, c.busy, "mallory", 1)
+	if m3.isStarted() {
+		t.Fatal("mallory's third request runs while she holds her most turns")
+	}
+	// Victor's first runs at once, his second takes the free busy turn.
+	v1 := runWithTurns(c, "victor", false)
+	<-v1.started
+	v2 := runWithTurns(c, "victor", false)
+	<-v2.started
+	if !v2.st.cpu.held.Load() || v2.st.cpu.ts != c.busy {
+		t.Fatal("victor's second request holds no busy turn")
+	}
+	// A heavy request past the unturned ones takes the heavy turns.
+	v3 := runWithTurns(c, "victor", true)
+	<-v3.started
+	if v3.st.cpu.ts != c.cpu || !v3.st.cpu.held.Load() {
+		t.Fatal("victor's heavy request holds no heavy turn")
+	}
+	close(v3.end)
+	<-v3.done
+	close(m2.end)
+	<-m2.done
+	<-m3.started
+	// Mallory's first ended: her next one runs without a turn again.
+	close(m1.end)
+	<-m1.done
+	m4 := runWithTurns(c, "mallory", false)
+	<-m4.started
+	if m4.st.cpu.held.Load() || m4.st.cpu.ts != c.cpu {
+		t.Fatal("mallory's request after her first ended took a turn")
+	}
+	for _, r := range []*running{m3, m4, v1, v2} {
+		close(r.end)
+		<-r.done
+	}
+	if c.busy.free != 2 || c.cpu.free != 1 || len(c.unturned.m) != 0 {
+		t.Fatalf("at the end: busy free %d, heavy free %d, unturned %v", c.busy.free, c.cpu.free, c.unturned.m)
+	}
+}
+
+// TestAsideGivesTheTurnBack: a busy request waiting on a provider (its
+// answer's head, each read of its body) holds no turn, and takes one again
+// before it goes on.
+func TestAsideGivesTheTurnBack(t *testing.T) {
+	c := &Controller{busy: newTurnstile(1, 1), unturned: newUnturned(0)}
+	body := &blockingBody{reading: make(chan struct{}), proceed: make(chan struct{})}
+	var sawHead, sawBody bool
+	rt := AsideTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		// The provider is answering: the turn is someone else's.
+		sawHead = c.busy.free == 1
+		return &http.Response{StatusCode: http.StatusOK, Body: body}, nil
+	}))
+	st := &state{}
+	exec := c.withTurns(context.Background(), st, "mallory", false, func() {
+		ctx := context.WithValue(context.Background(), stateKey{}, st)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://provider/x", nil)
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if !st.cpu.held.Load() {
+			t.Error("no turn after the answer's head")
+		}
+		go func() {
+			<-body.reading
+			sawBody = c.busy.free == 1
+			close(body.proceed)
+		}()
+		b, _ := io.ReadAll(resp.Body)
+		if string(b) != "answer" || !st.cpu.held.Load() {
+			t.Errorf("read %q, holding a turn: %v", b, st.cpu.held.Load())
+		}
+	})
+	exec()
+	if !sawHead || !sawBody {
+		t.Fatalf("turn free while the provider answered: head %v, body %v", sawHead, sawBody)
+	}
+	if c.busy.free != 1 {
+		t.Fatalf("busy free %d at the end", c.busy.free)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// blockingBody answers one read after proceed, then EOF.
+type blockingBody struct {
+	reading, proceed chan struct{}
+	r                *strings.Reader
+}
+
+func (b *blockingBody) Read(p []byte) (int, error) {
+	if b.r == nil {
+		close(b.reading)
+		<-b.proceed
+		b.r = strings.NewReader("answer")
+	}
+	return b.r.Read(p)
+}
+
+func (b *blockingBody) Close() error { return nil }
