@@ -19,6 +19,8 @@ import (
 	fcrequest "k8s.io/apiserver/pkg/util/flowcontrol/request"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/wharfhub/wharf/hub/tenantconns"
 )
 
 // The classification upstream's filter records (response headers, logs):
@@ -236,6 +238,9 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 	}
 	noteFn(tenantSchema, tenantLevel, tenant)
 	st.tenant = tenant
+	// Its connection is its tenant's from its first counted request,
+	// and bounded per tenant (hub/tenantconns).
+	tenantconns.Attribute(ctx, tenant)
 	// Set before the request may run: an upgrade is charged from its
 	// hijack on, whether or not its traffic admission comes after
 	// (upgrade.go).

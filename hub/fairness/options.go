@@ -38,6 +38,9 @@ type Options struct {
 	MaxConnections int
 	// MaxConnectionsPerAddress bounds them per client address; 0: none.
 	MaxConnectionsPerAddress int
+	// MaxConnectionsPerTenant bounds the connections of one tenant
+	// (hub/tenantconns); 0: none.
+	MaxConnectionsPerTenant int
 	// TLSHandshakesPerSecond bounds new TLS handshakes (conns.go); 0: none.
 	TLSHandshakesPerSecond float64
 	// AnonymousRequestsPerSecond and AnonymousRequestsInFlight bound the
@@ -51,7 +54,7 @@ type Options struct {
 // but one alone leaves 90% to everybody else.
 func NewOptions() *Options {
 	return &Options{MaxRequestsInFlight: 400, MaxMutatingRequestsInFlight: 200, TenantFraction: 0.1, MaxWatchesPerTenant: 500,
-		TrafficBytesPerCPU: TrafficBytesPerCPU, TrafficBurst: TrafficBurst, HeavyCPUs: DefaultHeavyCPUs(), MaxConnectionsPerAddress: 1000,
+		TrafficBytesPerCPU: TrafficBytesPerCPU, TrafficBurst: TrafficBurst, HeavyCPUs: DefaultHeavyCPUs(), MaxConnectionsPerAddress: 1000, MaxConnectionsPerTenant: 1000,
 		BusyCPUs: DefaultBusyCPUs(), UnturnedRequests: DefaultUnturnedRequests,
 		TLSHandshakesPerSecond: 200, AnonymousRequestsPerSecond: 200, AnonymousRequestsInFlight: 32}
 }
@@ -92,6 +95,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 			"0 means three quarters of the open-file limit (RLIMIT_NOFILE), so that descriptors stay for etcd, plugins and files.")
 	fs.IntVar(&o.MaxConnectionsPerAddress, "max-connections-per-address", o.MaxConnectionsPerAddress,
 		"Most connections one client address may hold open; past it a new one is closed at once. 0 means no bound.")
+	fs.IntVar(&o.MaxConnectionsPerTenant, "max-connections-per-tenant", o.MaxConnectionsPerTenant,
+		"Most client connections one tenant may hold open, from any addresses; a connection is the tenant's of its first counted request. "+
+			"Past it the tenant's connection silent longest is closed (or, when all carry requests, the newest once its requests end). "+
+			"Never more than --max-requests-inflight-tenant-fraction of --max-connections. 0 means no bound. Hub administrators' and the hub's own are not counted.")
 	fs.Float64Var(&o.TLSHandshakesPerSecond, "max-tls-handshakes-per-second", o.TLSHandshakesPerSecond,
 		"New TLS handshakes per second the hub begins, and a fifth of it per client address prefix (IPv4 /24, IPv6 /64); a connection over it is closed before its handshake. "+
 			"Past the hub-wide rate a prefix that was quiet still gets one. Connections from the hub's own address take a bucket of their own of the same rate and burst, "+
@@ -120,6 +127,17 @@ func (o *Options) ConnectionLimits(nofile uint64) (total, perAddr int) {
 	return total, o.MaxConnectionsPerAddress
 }
 
+// TenantConnections is each tenant's bound on open connections for an
+// open-file limit of nofile: --max-connections-per-tenant, at most the
+// tenant fraction of --max-connections (at least one); 0: no bound.
+func (o *Options) TenantConnections(nofile uint64) int {
+	n := o.MaxConnectionsPerTenant
+	if total, _ := o.ConnectionLimits(nofile); n > 0 && total > 0 {
+		n = min(n, max(1, int(o.TenantFraction*float64(total))))
+	}
+	return n
+}
+
 // Validate reports every invalid option.
 func (o *Options) Validate() []error {
 	var errs []error
@@ -141,8 +159,8 @@ func (o *Options) Validate() []error {
 	if o.TLSHandshakesPerSecond < 0 || o.AnonymousRequestsPerSecond < 0 || o.AnonymousRequestsInFlight < 0 {
 		errs = append(errs, fmt.Errorf("--max-tls-handshakes-per-second, --max-anonymous-requests-per-second and --max-anonymous-requests-inflight must not be negative"))
 	}
-	if o.MaxConnections < 0 || o.MaxConnectionsPerAddress < 0 {
-		errs = append(errs, fmt.Errorf("--max-connections and --max-connections-per-address must not be negative"))
+	if o.MaxConnections < 0 || o.MaxConnectionsPerAddress < 0 || o.MaxConnectionsPerTenant < 0 {
+		errs = append(errs, fmt.Errorf("--max-connections, --max-connections-per-address and --max-connections-per-tenant must not be negative"))
 	}
 	if o.MaxWatches < 0 {
 		errs = append(errs, fmt.Errorf("--max-watches must not be negative"))

@@ -62,6 +62,7 @@ import (
 	"github.com/wharfhub/wharf/hub/selectors"
 	wstorage "github.com/wharfhub/wharf/hub/storage"
 	"github.com/wharfhub/wharf/hub/storecap"
+	"github.com/wharfhub/wharf/hub/tenantconns"
 	"github.com/wharfhub/wharf/hub/workspaces"
 	"github.com/wharfhub/wharf/portal"
 	"github.com/wharfhub/wharf/sdk/plugin"
@@ -239,6 +240,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	// plugins need (third review, C-A: the hub exited).
 	var resets *rapidreset.Budgets
 	var idle *idleconns.Tracker
+	var tenantConns *tenantconns.Tracker
 	var own *fairness.OwnDials
 	if gc.SecureServing != nil && gc.SecureServing.Listener != nil {
 		lim := o.Fairness.ListenerLimits(fairness.OpenFileLimit())
@@ -260,6 +262,10 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		// the loopback client's are never.
 		idle = idleconns.New(*o.IdleConns, lim.Own.Has, clock.RealClock{})
 		gc.SecureServing.Listener = idle.Listener(gc.SecureServing.Listener)
+		// A tenant's connections are bounded, from whatever addresses
+		// (seventh review #4, hub/tenantconns).
+		tenantConns = tenantconns.New(o.Fairness.TenantConnections(fairness.OpenFileLimit()), lim.Own.Has, clock.RealClock{})
+		gc.SecureServing.Listener = tenantConns.Listener(gc.SecureServing.Listener)
 		// The hub serves this listener itself, so that each decrypted
 		// HTTP/2 connection can pass through a hook before Go's HTTP/2
 		// server reads it (serving.go, hub/serving). The hook bounds the
@@ -468,6 +474,9 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		// charged to their connection, which is closed past its budget
 		// (hub/rapidreset).
 		h = resets.Filter(h)
+		// Each request counted on its connection, for the tenant its
+		// connection is (hub/tenantconns; the flow control names it).
+		h = tenantConns.Filter(h)
 		// Outermost: a request's connection has begun one, and is no
 		// longer closed for idling (hub/idleconns).
 		return idle.Filter(h)
