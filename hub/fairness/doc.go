@@ -70,6 +70,18 @@
 //     #5, upgrade.go); public provider paths (edge agents' tunnels) are
 //     not charged: they carry consumers' traffic, charged where it
 //     enters.
+//   - Seats do not bound CPU for small requests either (seventh review,
+//     #1: 40 GETs of a missing ConfigMap at once, one seat each, inside
+//     one tenant's share, took both cores). Only the first
+//     --tenant-requests-without-turn of a tenant's requests running at
+//     once run freely; each further one runs in turns of a second
+//     Turnstile (--busy-tenant-cpus, round-robin among tenants, at most
+//     half to one), given back while it waits on the network, a provider
+//     or its tenant's pacing (busy.go, Aside).
+//   - A tenant's connections are bounded from whatever addresses: a
+//     connection is its tenant's from its first counted request, and past
+//     --max-connections-per-tenant her connection silent longest is
+//     closed (hub/tenantconns; seventh review, #4).
 //   - A request's head (target, query, header fields) past its first
 //     4 KiB is charged to its tenant's traffic budget at admission, four
 //     bytes a byte; a list's or watch's selector, bounded in size before it is
