@@ -79,15 +79,22 @@ func tenantCaller(ctx context.Context, isAdmin func(user.Info) bool) bool {
 		return false
 	}
 	u, ok := request.UserFrom(ctx)
-	if !ok || u == nil {
-		return false
+	return ok && !hubUser(u, isAdmin)
+}
+
+// hubUser reports whether u is the hub or one of its administrators
+// (system:masters, or isAdmin, which may be nil); no user counts as the
+// hub's own work.
+func hubUser(u user.Info, isAdmin func(user.Info) bool) bool {
+	if u == nil {
+		return true
 	}
 	for _, g := range u.GetGroups() {
 		if g == user.SystemPrivilegedGroup {
-			return false
+			return true
 		}
 	}
-	return isAdmin == nil || !isAdmin(u)
+	return isAdmin != nil && isAdmin(u)
 }
 
 // requestOn is ctx's request when it names resource gr: a storage call

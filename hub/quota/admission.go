@@ -65,14 +65,7 @@ func changed(attrs admission.Attributes, guarded func(string) bool) bool {
 	return false
 }
 
-func (a *Admission) exempt(u user.Info) bool {
-	for _, g := range u.GetGroups() {
-		if g == user.SystemPrivilegedGroup {
-			return true
-		}
-	}
-	return a.IsAdmin != nil && a.IsAdmin(u)
-}
+func (a *Admission) exempt(u user.Info) bool { return hubUser(u, a.IsAdmin) }
 
 // HomeOwnerAnnotation is hub/home's record of a home's owner, written by
 // the hub when it creates the home (not through admission).

@@ -68,14 +68,8 @@ func (e *EventRate) Validate(ctx context.Context, attrs admission.Attributes, _ 
 	if gr.Resource != "events" || (gr.Group != "" && gr.Group != "events.k8s.io") || attrs.GetSubresource() != "" {
 		return nil
 	}
-	u := attrs.GetUserInfo()
-	if u == nil || (e.IsAdmin != nil && e.IsAdmin(u)) {
+	if hubUser(attrs.GetUserInfo(), e.IsAdmin) {
 		return nil
-	}
-	for _, g := range u.GetGroups() {
-		if g == user.SystemPrivilegedGroup {
-			return nil
-		}
 	}
 	id, ok := cluster.From(ctx)
 	if !ok {
