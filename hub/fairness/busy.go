@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"runtime"
 	"sync"
+	"time"
 
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
@@ -22,6 +23,12 @@ func init() {
 // DefaultUnturnedRequests is the default of --tenant-requests-without-turn:
 // about a core's worth of one tenant's requests runs without turns.
 const DefaultUnturnedRequests = 1
+
+// BusyTurnMaxHold is the longest a busy turn lasts: a small request
+// holding one longer is waiting on something no turn covers (a GET of a
+// resource version the cache has not reached waits up to 3 s for it), and
+// would keep the turn from other tenants meanwhile.
+const BusyTurnMaxHold = 250 * time.Millisecond
 
 // DefaultBusyCPUs is the default of --busy-tenant-cpus: every CPU.
 func DefaultBusyCPUs() int { return runtime.GOMAXPROCS(0) }

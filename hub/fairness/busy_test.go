@@ -6,6 +6,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 // running is a request of the test: started when its exec runs, ended
@@ -159,3 +162,45 @@ func (b *blockingBody) Read(p []byte) (int, error) {
 }
 
 func (b *blockingBody) Close() error { return nil }
+
+// TestBusyTurnExpires: a busy request holding its turn past
+// BusyTurnMaxHold (waiting on something no turn covers) gives it back to
+// another tenant's waiter, and takes one again after its next wait on the
+// network.
+func TestBusyTurnExpires(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(0, 0))
+	c := &Controller{busy: newTurnstile(1, 1).expiring(BusyTurnMaxHold, clk), unturned: newUnturned(0)}
+	m := runWithTurns(c, "mallory", false)
+	<-m.started
+	v := runWithTurns(c, "victor", false)
+	queued(t, c.busy, "victor", 1)
+	clk.Step(BusyTurnMaxHold - time.Millisecond)
+	if v.isStarted() {
+		t.Fatal("victor ran before mallory's turn expired")
+	}
+	clk.Step(time.Millisecond)
+	<-v.started
+	if m.st.cpu.held.Load() {
+		t.Fatal("mallory still holds her expired turn")
+	}
+	// Her next network wait ends with a turn taken again: victor's, once
+	// he is done.
+	resumed := make(chan struct{})
+	go func() {
+		m.st.cpu.pause()
+		m.st.cpu.resume(0)
+		close(resumed)
+	}()
+	queued(t, c.busy, "mallory", 1)
+	close(v.end)
+	<-v.done
+	<-resumed
+	if !m.st.cpu.held.Load() {
+		t.Fatal("mallory took no turn after her wait")
+	}
+	close(m.end)
+	<-m.done
+	if c.busy.free != 1 {
+		t.Fatalf("busy free %d at the end", c.busy.free)
+	}
+}

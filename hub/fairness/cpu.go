@@ -6,7 +6,20 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
+
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/legacyregistry"
+	"k8s.io/utils/clock"
 )
+
+var turnsExpired = metrics.NewCounter(&metrics.CounterOpts{Name: "wharf_fairness_cpu_turns_expired_total",
+	Help:           "Busy CPU turns given back because their request held them past the longest a turn lasts, waiting on something no turn covers.",
+	StabilityLevel: metrics.ALPHA})
+
+func init() {
+	legacyregistry.MustRegister(turnsExpired)
+}
 
 // HeavyBytes is how many bytes a request moves (body read plus response
 // written) before it counts as heavy even though its estimate said
@@ -34,6 +47,10 @@ func DefaultHeavyCPUs() int { return max(1, runtime.GOMAXPROCS(0)-1) }
 type Turnstile struct {
 	// perTenant bounds the turns one tenant holds at once.
 	perTenant int
+	// maxHold, when set, ends a turn held that long (hold.expire), on
+	// clock.
+	maxHold time.Duration
+	clock   clock.WithDelayedExecution
 
 	mu   sync.Mutex
 	free int
@@ -56,6 +73,14 @@ func newTurnstile(n, perTenant int) *Turnstile {
 		return nil
 	}
 	return &Turnstile{free: n, perTenant: max(1, perTenant), held: map[string]int{}, waiting: map[string][]chan struct{}{}}
+}
+
+// expiring makes each turn last at most d, on clock c. It returns t.
+func (t *Turnstile) expiring(d time.Duration, c clock.WithDelayedExecution) *Turnstile {
+	if t != nil {
+		t.maxHold, t.clock = d, c
+	}
+	return t
 }
 
 // acquire waits for a turn for tenant. It reports false, holding nothing,
@@ -166,7 +191,9 @@ type hold struct {
 	mu    sync.Mutex
 	heavy atomic.Bool // takes turns: by its estimate, or once past HeavyBytes
 	held  atomic.Bool
-	ended bool // the request's dispatch returned: no more turns
+	ended bool        // the request's dispatch returned: no more turns
+	timer clock.Timer // ends a turn held past ts.maxHold; nil when none
+	gen   int         // counts the turns taken, so a late expiry ends no later one
 }
 
 func (t *Turnstile) newHold(ctx context.Context, tenant string, heavy bool) *hold {
@@ -178,6 +205,47 @@ func (t *Turnstile) newHold(ctx context.Context, tenant string, heavy bool) *hol
 	return h
 }
 
+// take waits for a turn; h.mu is held.
+func (h *hold) take() {
+	if !h.ts.acquire(h.ctx, h.tenant) {
+		return
+	}
+	h.held.Store(true)
+	h.gen++
+	if h.ts.maxHold > 0 {
+		gen := h.gen
+		h.timer = h.ts.clock.AfterFunc(h.ts.maxHold, func() { h.expire(gen) })
+	}
+}
+
+// giveBack gives the turn back; h.mu is held.
+func (h *hold) giveBack() {
+	if !h.held.Load() {
+		return
+	}
+	h.held.Store(false)
+	if h.timer != nil {
+		h.timer.Stop()
+		h.timer = nil
+	}
+	h.ts.release(h.tenant)
+}
+
+// expire gives back a turn held past ts.maxHold: its request is waiting
+// on something no turn covers, or is longer than its kind should be. It
+// goes on without a turn until it next waits on the network.
+func (h *hold) expire(gen int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.held.Load() && h.gen == gen {
+		turnsExpired.Inc()
+		// It fired: nothing to stop (a fake clock runs it inside its
+		// own lock, which Stop would take again).
+		h.timer = nil
+		h.giveBack()
+	}
+}
+
 // begin takes a turn for a request heavy by its estimate.
 func (h *hold) begin() {
 	if h == nil {
@@ -186,7 +254,7 @@ func (h *hold) begin() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.heavy.Load() && !h.held.Load() && !h.ended {
-		h.held.Store(h.ts.acquire(h.ctx, h.tenant))
+		h.take()
 	}
 }
 
@@ -198,25 +266,20 @@ func (h *hold) end() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.ended = true
-	if h.held.Load() {
-		h.held.Store(false)
-		h.ts.release(h.tenant)
-	}
+	h.giveBack()
 }
 
 // pause gives the turn back before the request waits on the network.
 func (h *hold) pause() {
 	if h == nil || !h.held.Load() {
 		// Only the request's own writes and reads take a turn after
-		// begin, so a turn not held now is not taken meanwhile.
+		// begin (an expiry only gives one back), so a turn not held now
+		// is not taken meanwhile.
 		return
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.held.Load() {
-		h.held.Store(false)
-		h.ts.release(h.tenant)
-	}
+	h.giveBack()
 }
 
 // resume takes a turn again after the network, given the bytes the
@@ -231,5 +294,5 @@ func (h *hold) resume(moved int64) {
 		return
 	}
 	h.heavy.Store(true)
-	h.held.Store(h.ts.acquire(h.ctx, h.tenant))
+	h.take()
 }

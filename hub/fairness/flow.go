@@ -150,7 +150,7 @@ func NewController(cfg ControllerConfig) (*Controller, error) {
 	}
 	c.traffic = newTraffic(c.waitClock, cfg.TrafficRate, cfg.TrafficBurst, c.queueLen)
 	c.cpu = NewTurnstile(cfg.HeavyCPUs)
-	if c.busy = newTurnstile(cfg.BusyCPUs, cfg.BusyCPUs/2); c.busy != nil {
+	if c.busy = newTurnstile(cfg.BusyCPUs, cfg.BusyCPUs/2).expiring(BusyTurnMaxHold, c.waitClock); c.busy != nil {
 		c.unturned = newUnturned(max(0, cfg.UnturnedRequests))
 	}
 	if cfg.RefusalHold > 0 {

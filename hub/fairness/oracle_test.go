@@ -80,11 +80,13 @@ func TestPrepareHoldsNoSeat(t *testing.T) {
 	var mu sync.Mutex
 	keyer.Prepare = func(ctx context.Context) {
 		u, _ := apirequest.UserFrom(ctx)
-		prepared <- u.GetName()
+		// Which request waits is settled before the test hears of it:
+		// otherwise the second could take the first's place.
 		mu.Lock()
 		wait := first
 		first = false
 		mu.Unlock()
+		prepared <- u.GetName()
 		if wait {
 			<-block
 		}
