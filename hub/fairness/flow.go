@@ -239,8 +239,11 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 	noteFn(tenantSchema, tenantLevel, tenant)
 	st.tenant = tenant
 	// Its connection is its tenant's from its first counted request,
-	// and bounded per tenant (hub/tenantconns).
-	tenantconns.Attribute(ctx, tenant)
+	// and bounded per tenant (hub/tenantconns); not for a tenant that
+	// many unrelated callers share, who would close each other's.
+	if !sharedTenant(tenant) {
+		tenantconns.Attribute(ctx, tenant)
+	}
 	// Set before the request may run: an upgrade is charged from its
 	// hijack on, whether or not its traffic admission comes after
 	// (upgrade.go).

@@ -66,6 +66,13 @@ func (k Keyer) Tenant(ctx context.Context, u user.Info) (tenant string, exempt b
 	return "user:" + u.GetName(), false
 }
 
+// sharedTenant reports a tenant that unrelated callers share: anonymous
+// callers, identities without a user, and confined identities whose
+// workspace is unknown (all denied, or bounded per address elsewhere).
+func sharedTenant(tenant string) bool {
+	return tenant == Unconfined || tenant == "user:" || tenant == "user:"+user.Anonymous
+}
+
 // TreeOf returns the top of p's workspace tree: root:users:<label> for a
 // home and everything below it, root:<label> for every other top-level
 // workspace and its descendants, and p itself for root and root:users.

@@ -83,3 +83,22 @@ func TestTenant(t *testing.T) {
 		})
 	}
 }
+
+func TestSharedTenant(t *testing.T) {
+	k := Keyer{}
+	for _, tt := range []struct {
+		u      user.Info
+		shared bool
+	}{
+		{&user.DefaultInfo{Name: user.Anonymous, Groups: []string{user.AllUnauthenticated}}, true},
+		{nil, true},
+		{&user.DefaultInfo{Name: "system:serviceaccount:default:ci", Extra: map[string][]string{cluster.ConfinedExtra: {"unknown"}}}, true},
+		{&user.DefaultInfo{Name: "provider:edges"}, false},
+		{&user.DefaultInfo{Name: "mallory"}, false},
+	} {
+		tenant, _ := k.Tenant(context.Background(), tt.u)
+		if got := sharedTenant(tenant); got != tt.shared {
+			t.Errorf("%v: tenant %q shared %v, want %v", tt.u, tenant, got, tt.shared)
+		}
+	}
+}

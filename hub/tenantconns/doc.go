@@ -37,7 +37,10 @@
 //     (seats, watches, upgrades: each bounded per tenant elsewhere).
 //     Only her own connections are ever closed for her.
 //   - The hub's in-process loopback client's connections (exempt) are
-//     never counted.
+//     never counted, nor connections of a tenant that unrelated callers
+//     share (anonymous callers, confined identities whose workspace is
+//     unknown): they would close each other's, and are bounded per
+//     address below authentication.
 //
 // Closures count in wharf_tenant_connections_closed_total.
 package tenantconns
