@@ -202,6 +202,15 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 	st := stateFrom(ctx)
 	isWatch := info.Verb == "watch"
 	if isProbe(info) {
+		// Never counted, but a credential on a probe makes its
+		// connection its tenant's all the same: otherwise connections
+		// parked behind GET /readyz with a token escaped the per-tenant
+		// bound (eighth outside review, C1).
+		if tenantconns.Unattributed(ctx) {
+			if tenant, exempt := c.keyer.Tenant(ctx, digest.User); !exempt && !sharedTenant(tenant) {
+				tenantconns.Attribute(ctx, tenant)
+			}
+		}
 		noteFn(exemptSchema, exemptLevel, "")
 		execFn()
 		return

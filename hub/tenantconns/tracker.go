@@ -191,6 +191,18 @@ func (w *closingWriter) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
+// Unattributed reports whether ctx's request came on a tracked connection
+// that is no tenant's yet.
+func Unattributed(ctx context.Context) bool {
+	c := connFrom(ctx)
+	if c == nil {
+		return false
+	}
+	c.t.mu.RLock()
+	defer c.t.mu.RUnlock()
+	return c.tenant == "" && !c.gone
+}
+
 // Attribute makes the connection of ctx's request tenant's, if it is no
 // tenant's yet, and closes one of tenant's connections if that puts her
 // over her bound.

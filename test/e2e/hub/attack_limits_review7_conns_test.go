@@ -27,7 +27,9 @@ import (
 // second GET on each. Outcomes, never times: at least 20 of her 40
 // connections were closed by the hub (her client dialled again), the
 // hub's count of closures says so, alice's connection is kept and all her
-// requests answered. On d5b2dcb none of mallory's was closed.
+// requests answered. On d5b2dcb none of mallory's was closed. The same
+// with GET /readyz carrying her token (eighth review, C1): on f81ea04,
+// none was closed.
 func TestAttackLimitsReview7Conns(t *testing.T) {
 	t.Parallel()
 	e := startReviewFairHub(t, "--max-connections-per-tenant=20")
@@ -53,35 +55,44 @@ func TestAttackLimitsReview7Conns(t *testing.T) {
 		}
 		return reused
 	}
-	closedBefore := tenantConnsClosed(t, e)
 	alice := r5Client(h, time.Minute)
 	alicePath := cmPath("/clusters/"+e.vars["aliceHome"]) + "?limit=1"
 	get(alice, "alice", alicePath)
-	malloryPath := cmPath("/clusters/"+e.vars["malloryHome"]) + "?limit=1"
-	var clients []*http.Client
-	for range 40 {
-		cl := r5Client(h, time.Minute)
-		clients = append(clients, cl)
-		get(cl, "mallory", malloryPath)
-	}
-	redialled := 0
-	for _, cl := range clients {
-		if !get(cl, "mallory", malloryPath) {
-			redialled++
-		}
-		cl.CloseIdleConnections()
-	}
-	closed := tenantConnsClosed(t, e) - closedBefore
-	aliceKept := get(alice, "alice", alicePath)
-	t.Logf("r7:4: %d of mallory's 40 connections closed by the hub (metric: %v); alice's kept: %v", redialled, closed, aliceKept)
-	if redialled < 20 {
-		t.Errorf("only %d of mallory's 40 connections were closed, with a bound of 20 a tenant", redialled)
-	}
-	if closed < 20 {
-		t.Errorf("wharf_tenant_connections_closed_total grew by %v, want at least 20", closed)
-	}
-	if !aliceKept {
-		t.Error("alice's connection was closed for mallory's")
+	for _, row := range []struct{ id, name, path string }{
+		{"r7:4", "a list of her ConfigMaps", cmPath("/clusters/"+e.vars["malloryHome"]) + "?limit=1"},
+		// Eighth review, C1: a probe is never counted, and parked
+		// connections behind GET /readyz with her token escaped the
+		// bound.
+		{"r8:c1", "GET /readyz with her token", "/readyz"},
+	} {
+		t.Run(row.id+"/40 connections, each with "+row.name, func(t *testing.T) {
+			closedBefore := tenantConnsClosed(t, e)
+			var clients []*http.Client
+			for range 40 {
+				cl := r5Client(h, time.Minute)
+				clients = append(clients, cl)
+				get(cl, "mallory", row.path)
+			}
+			redialled := 0
+			for _, cl := range clients {
+				if !get(cl, "mallory", row.path) {
+					redialled++
+				}
+				cl.CloseIdleConnections()
+			}
+			closed := tenantConnsClosed(t, e) - closedBefore
+			aliceKept := get(alice, "alice", alicePath)
+			t.Logf("%s: %d of mallory's 40 connections closed by the hub (metric: %v); alice's kept: %v", row.id, redialled, closed, aliceKept)
+			if redialled < 20 {
+				t.Errorf("only %d of mallory's 40 connections were closed, with a bound of 20 a tenant", redialled)
+			}
+			if closed < 20 {
+				t.Errorf("wharf_tenant_connections_closed_total grew by %v, want at least 20", closed)
+			}
+			if !aliceKept {
+				t.Error("alice's connection was closed for mallory's")
+			}
+		})
 	}
 }
 
