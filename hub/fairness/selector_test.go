@@ -55,11 +55,13 @@ func TestChargeSelectorEndsWatchInDebt(t *testing.T) {
 	defer cancel()
 	st := &state{watch: true, cancel: cancel}
 	st.meter.Store(m)
-	st.ChargeSelector(2000) // 8,000 bytes of 10,000
+	// A watch's checks cost WatchEventBytes each (the event handed to
+	// it), a list's SelectorCheckBytes.
+	st.ChargeSelector(30) // 7,680 bytes of 10,000
 	if ctx.Err() != nil {
 		t.Fatal("ended within budget")
 	}
-	st.ChargeSelector(1000) // 12,000: in debt
+	st.ChargeSelector(10) // 10,240: in debt
 	if ctx.Err() == nil {
 		t.Fatal("a watch whose tenant its selector put in debt goes on")
 	}
@@ -74,8 +76,8 @@ func TestChargeSelectorEndsWatchInDebt(t *testing.T) {
 	}
 	var tokens float64
 	tr.do("mallory", func(b *bytesBucket, _ time.Time) { tokens = b.tokens })
-	if tokens != 10000-4*4000 {
-		t.Errorf("tokens %v, want %v", tokens, 10000-4*4000)
+	if want := 10000.0 - 40*WatchEventBytes - 4*1000; tokens != want {
+		t.Errorf("tokens %v, want %v", tokens, want)
 	}
 	// An exempt request has no meter: nothing to charge.
 	(&state{}).ChargeSelector(1 << 20)
