@@ -104,7 +104,7 @@ func (s *clusterStorage) Watch(ctx context.Context, key string, opts storage.Lis
 	// Selector evaluation is charged to the caller's tenant and stops
 	// when the request ends (hub/selectors). The cluster term byCluster
 	// adds after it is the hub's own and not charged.
-	opts.Predicate = selectors.Wrap(ctx, opts.Predicate)
+	opts.Predicate = selectors.WrapWatch(ctx, opts.Predicate)
 	if id, ok := cluster.From(ctx); ok && s.byCluster {
 		opts.Predicate = byCluster(opts.Predicate, id)
 	}
