@@ -89,7 +89,9 @@
 //     and its evaluation in the watch cache (4 bytes a term per object or
 //     event), and widens the request by a seat per 64 terms (selector.go;
 //     fifth review #16-#19: an 80,000-term selector weighed one seat, a
-//     100 KB query nothing). A watch whose evaluation puts its tenant in
+//     100 KB query nothing). A watch event costs at least
+//     WatchEventBytes, sent or only evaluated (eighth review, B1: the
+//     watch cache's fan-out to 500 watches). A watch whose evaluation puts its tenant in
 //     debt is ended.
 //   - Over its share, a request waits in its tenant's fair queue (at most
 //     50 requests), then in the hub's, where tenants are the flows: at

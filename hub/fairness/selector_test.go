@@ -57,11 +57,11 @@ func TestChargeSelectorEndsWatchInDebt(t *testing.T) {
 	st.meter.Store(m)
 	// A watch's checks cost WatchEventBytes each (the event handed to
 	// it), a list's SelectorCheckBytes.
-	st.ChargeSelector(30) // 7,680 bytes of 10,000
+	st.ChargeSelector(4) // 8,192 bytes of 10,000
 	if ctx.Err() != nil {
 		t.Fatal("ended within budget")
 	}
-	st.ChargeSelector(10) // 10,240: in debt
+	st.ChargeSelector(1) // 10,240: in debt
 	if ctx.Err() == nil {
 		t.Fatal("a watch whose tenant its selector put in debt goes on")
 	}
@@ -76,7 +76,7 @@ func TestChargeSelectorEndsWatchInDebt(t *testing.T) {
 	}
 	var tokens float64
 	tr.do("mallory", func(b *bytesBucket, _ time.Time) { tokens = b.tokens })
-	if want := 10000.0 - 40*WatchEventBytes - 4*1000; tokens != want {
+	if want := 10000.0 - 5*WatchEventBytes - 4*1000; tokens != want {
 		t.Errorf("tokens %v, want %v", tokens, want)
 	}
 	// An exempt request has no meter: nothing to charge.
