@@ -3,6 +3,7 @@ package fairness
 import (
 	"net/http"
 	"net/url"
+	"runtime"
 
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/klog/v2"
@@ -41,21 +42,29 @@ import (
 // A watch's event costs more than its check: the watch cache hands each
 // event to every watcher of its collection (a channel send, a goroutine
 // woken, an HTTP/2 frame) before any selector is looked at, and the cost
-// of that fan-out to other tenants is not in the bytes: so each event a
-// watch evaluates or is sent is charged at least WatchEventBytes (eighth
-// outside review, T8/B1: 500 watches of one collection beside 250 writes
-// a second took another tenant from 1,246 to 36-51 requests a second;
-// their events, ~450 bytes, kept her within her budget, and a selector
-// matching nothing was charged 4 bytes an event and never ended). At 2 KiB
-// her default budget (8 MiB a second a CPU) pays for about 8,000 watch
-// events a second on 2 CPUs; an informer's watch seeing 100 events a
-// second costs 200 KiB a second.
+// of that fan-out to other tenants is not in the bytes. So each event a
+// watch evaluates or is sent is charged at least WatchEventBytes at the
+// default budget, 1/WatchEventsPerCPU of a CPU's second, and the same
+// share of a budget set otherwise (watchEventBytes; eighth outside
+// review, B1: 500 watches of one collection beside 250 writes a second
+// took another tenant from 1,246 to 36-51 requests a second; their
+// events, ~450 bytes, kept her within her budget, and a selector matching
+// nothing was charged 4 bytes an event and never ended). An informer's
+// watch seeing 100 events a second costs 200 KiB a second of the default
+// 8 MiB a CPU.
 const (
 	SelectorCheckBytes   = 4
 	SelectorTermBytes    = 1 << 10
 	SelectorTermsPerSeat = 64
-	WatchEventBytes      = 2 << 10
+	WatchEventsPerCPU    = 4096
+	WatchEventBytes      = TrafficBytesPerCPU / WatchEventsPerCPU
 )
+
+// watchEventBytes is the least a watch event costs on a budget of
+// perSecond bytes a second (all CPUs).
+func watchEventBytes(perSecond float64) int64 {
+	return max(1, int64(perSecond/float64(runtime.GOMAXPROCS(0))/WatchEventsPerCPU))
+}
 
 // selectorTerms counts the terms of a list's or watch's selectors: the
 // requests whose selectors the hub parses and evaluates.
@@ -118,7 +127,7 @@ func (st *state) ChargeSelector(checks int64) {
 	}
 	per := int64(SelectorCheckBytes)
 	if st.watch {
-		per = WatchEventBytes
+		per = max(per, m.eventBytes())
 	}
 	if m.charge(checks*per) && st.watch && st.cancel != nil {
 		if st.selectorEnded.CompareAndSwap(false, true) {

@@ -3,6 +3,7 @@ package fairness
 import (
 	"context"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -46,7 +47,15 @@ func TestSelectorWidthAndTerms(t *testing.T) {
 // sent would otherwise go on uncharged.
 func TestChargeSelectorEndsWatchInDebt(t *testing.T) {
 	fake := clocktesting.NewFakeClock(time.Now())
-	tr := newTraffic(fake, 1000, 10000, 5)
+	// The default rate, whose watch event costs WatchEventBytes; the
+	// fake clock never refills.
+	tr := newTraffic(fake, float64(TrafficBytesPerCPU*runtime.GOMAXPROCS(0)), 10000, 5)
+	if got := tr.eventBytes; got != WatchEventBytes {
+		t.Fatalf("a watch event costs %d at the default rate, want %d", got, WatchEventBytes)
+	}
+	if got := newTraffic(fake, float64(TrafficBytesPerCPU/32*runtime.GOMAXPROCS(0)), 10000, 5).eventBytes; got != WatchEventBytes/32 {
+		t.Fatalf("a watch event costs %d at a 32nd of the default rate, want %d", got, WatchEventBytes/32)
+	}
 	m, ok := tr.admit(context.Background(), time.Time{}, "mallory", 0)
 	if !ok {
 		t.Fatal("not admitted")

@@ -198,7 +198,7 @@ func (w *refusalWriter) Write(b []byte) (int, error) {
 	}
 	st := w.st
 	m := st.meter.Load()
-	if st.watch && !m.take(max(int64(len(b)), WatchEventBytes), true) {
+	if st.watch && !m.take(max(int64(len(b)), m.eventBytes()), true) {
 		// Ended as kube-apiserver ends a watcher that cannot keep up:
 		// the client watches again and meets the traffic wait.
 		if !st.watchEnded {

@@ -56,6 +56,8 @@ type traffic struct {
 	// waiters bounds a tenant's requests waiting for its debt to be
 	// paid; past it, the refusal is immediate (tarpitted).
 	waiters int
+	// eventBytes is the least a watch event costs (watchEventBytes).
+	eventBytes int64
 
 	buckets *buckets.Keyed[*bytesBucket]
 }
@@ -79,7 +81,7 @@ func newTraffic(c clock.WithDelayedExecution, perSecond float64, burst int64, wa
 	if perSecond <= 0 {
 		return nil
 	}
-	t := &traffic{clock: c, rate: perSecond, burst: float64(max(burst, 1)), waiters: max(waiters, 1)}
+	t := &traffic{clock: c, rate: perSecond, burst: float64(max(burst, 1)), waiters: max(waiters, 1), eventBytes: watchEventBytes(perSecond)}
 	t.buckets = buckets.New(trafficTenants, func() *bytesBucket { return &bytesBucket{tokens: t.burst, at: t.clock.Now()} })
 	return t
 }
@@ -162,6 +164,15 @@ func (t *traffic) meterOf(tenant string) *meter {
 		return nil
 	}
 	return &meter{t: t, tenant: tenant}
+}
+
+// eventBytes is the least a watch event costs its meter's tenant; 0 for
+// a nil meter.
+func (m *meter) eventBytes() int64 {
+	if m == nil {
+		return 0
+	}
+	return m.t.eventBytes
 }
 
 // meter charges one admitted request's bytes to its tenant as they move.
