@@ -23,8 +23,11 @@ type ConnLimits struct {
 	// HandshakesPerSecond bounds new TLS handshakes hub-wide (its burst is
 	// one second's worth), and a fifth of it per address prefix
 	// (login.PrefixOf), with the same burst; 0: none. The hub's own
-	// address has a bucket of its own of the same rate (own.go).
+	// address is outside it.
 	HandshakesPerSecond float64
+	// OwnHandshakeCPUs bounds the handshakes from the hub's own address
+	// that compute at once (own.go); 0: none.
+	OwnHandshakeCPUs int
 	// Own are the hub's in-process clients' connections, never metered.
 	Own *OwnDials
 }
@@ -43,7 +46,7 @@ type ConnLimits struct {
 // longest. A connection
 // from the hub's own address (its loopback client, a process on its host)
 // is never closed for another and is outside the per-address bound; its
-// handshakes have a bucket of their own (own.go).
+// handshakes take turns of their own (own.go).
 //
 // It also meters TLS handshakes (C-E: a new connection per request, 60 at
 // once, took the CPU): when a connection's first bytes arrive (a
@@ -53,7 +56,8 @@ type ConnLimits struct {
 type connLimit struct {
 	net.Listener
 	total, perAddr int
-	hs             *handshakes // nil: no bound
+	hs             *handshakes    // nil: no bound
+	ownHS          *ownHandshakes // nil: no bound
 	own            *OwnDials
 
 	seq atomic.Uint64 // activity clock: one tick per read or write
@@ -67,13 +71,16 @@ type connLimit struct {
 
 // LimitConnections wraps l with lim's bounds on clock c.
 func LimitConnections(l net.Listener, lim ConnLimits, c clock.Clock) net.Listener {
-	if lim.Total <= 0 && lim.PerAddress <= 0 && lim.HandshakesPerSecond <= 0 {
+	if lim.Total <= 0 && lim.PerAddress <= 0 && lim.HandshakesPerSecond <= 0 && lim.OwnHandshakeCPUs <= 0 {
 		return l
 	}
 	cl := &connLimit{Listener: l, total: lim.Total, perAddr: lim.PerAddress,
 		byAddr: map[string]int{}, fresh: newHeaviest(), others: map[*limitedConn]bool{}, own: lim.Own}
 	if lim.HandshakesPerSecond > 0 {
 		cl.hs = newHandshakes(lim.HandshakesPerSecond, c)
+	}
+	if lim.OwnHandshakeCPUs > 0 {
+		cl.ownHS = newOwnHandshakes(lim.OwnHandshakeCPUs, c)
 	}
 	return cl
 }
@@ -189,26 +196,57 @@ type limitedConn struct {
 	answered atomic.Bool   // the hub wrote to it
 	active   atomic.Uint64 // l.seq at its last read or write
 	once     sync.Once
+
+	// From the hub's own address, its handshake's turns (own.go): recs
+	// follows its records until the handshake is over (read side only;
+	// nil then, and for every other connection); turn says it holds one.
+	recs *tlsRecords
+	turn atomic.Bool
 }
 
 func (c *limitedConn) Read(b []byte) (int, error) {
+	c.computed()
 	n, err := c.Conn.Read(b)
 	if n > 0 {
 		c.active.Store(c.l.seq.Add(1))
 		if !c.metered.Load() {
 			c.metered.Store(true)
-			if c.l.hs != nil && !c.l.admitHandshake(c) {
-				handshakesRefused.Inc()
-				klog.V(2).InfoS("Refusing a TLS handshake: too many from this address", "address", c.addr, "own", c.self)
-				_ = c.Close()
-				return 0, errHandshakeRefused
+			if !c.l.admitHandshake(c) {
+				return c.refuse()
+			}
+		}
+		if c.recs != nil {
+			if c.recs.feed(b[:n], c.answered.Load()) {
+				c.recs = nil
+			} else if !c.l.ownHS.admit() {
+				c.recs = nil
+				return c.refuse()
+			} else {
+				c.turn.Store(true)
 			}
 		}
 	}
 	return n, err
 }
 
+// refuse closes a connection over the handshake bounds unread.
+func (c *limitedConn) refuse() (int, error) {
+	handshakesRefused.Inc()
+	klog.V(2).InfoS("Refusing a TLS handshake: too many from this address", "address", c.addr, "own", c.self)
+	_ = c.Close()
+	return 0, errHandshakeRefused
+}
+
+// computed gives back the own address's handshake turn the connection
+// holds: the hub is done computing and waits on the network.
+func (c *limitedConn) computed() {
+	if c.turn.Load() && c.turn.CompareAndSwap(true, false) {
+		c.l.ownHS.done()
+	}
+}
+
 func (c *limitedConn) Write(b []byte) (int, error) {
+	c.computed()
 	c.active.Store(c.l.seq.Add(1))
 	if !c.answered.Load() {
 		c.answered.Store(true)
@@ -219,21 +257,27 @@ func (c *limitedConn) Write(b []byte) (int, error) {
 
 func (c *limitedConn) Close() error {
 	err := c.Conn.Close()
+	c.computed()
 	c.once.Do(func() { c.l.release(c) })
 	return err
 }
 
-// admitHandshake takes lc's handshake token: none for the hub's own
-// dials; the own bucket's, perhaps after a wait, for its own address;
-// else its prefix's and the hub-wide one.
+// admitHandshake meters lc's first bytes: nothing for the hub's own
+// dials; its handshake's turns (Read) for its own address; else a token
+// of its prefix's and of the hub-wide bucket.
 func (c *connLimit) admitHandshake(lc *limitedConn) bool {
 	switch {
 	case c.own.has(lc.RemoteAddr().String()):
 		return true
 	case lc.self:
-		return c.hs.own.admit()
-	default:
+		if c.ownHS != nil {
+			lc.recs = &tlsRecords{}
+		}
+		return true
+	case c.hs != nil:
 		return c.hs.admit(lc.prefix)
+	default:
+		return true
 	}
 }
 
@@ -244,7 +288,6 @@ func (c *connLimit) admitHandshake(lc *limitedConn) bool {
 // through once per refill, not once per token.
 type handshakes struct {
 	perPrefix, total *login.RateLimiter
-	own              *ownHandshakes
 }
 
 // A prefix's burst is the hub-wide one: a client that was quiet may open
@@ -255,7 +298,6 @@ func newHandshakes(perSecond float64, c clock.Clock) *handshakes {
 	return &handshakes{
 		perPrefix: login.NewRateLimiter(per, max(int(perSecond), 1), 10000, nil, c),
 		total:     login.NewRateLimiter(perSecond, max(int(perSecond), 1), 1, nil, c),
-		own:       newOwnHandshakes(perSecond, c),
 	}
 }
 

@@ -87,9 +87,7 @@ func (t *Turnstile) expiring(d time.Duration, c clock.WithDelayedExecution) *Tur
 // when ctx ends first.
 func (t *Turnstile) acquire(ctx context.Context, tenant string) bool {
 	t.mu.Lock()
-	if t.free > 0 && len(t.ring) == 0 && t.held[tenant] < t.perTenant {
-		t.free--
-		t.held[tenant]++
+	if t.takeLocked(tenant) {
 		t.mu.Unlock()
 		return true
 	}
@@ -115,6 +113,23 @@ func (t *Turnstile) acquire(ctx context.Context, tenant string) bool {
 	// Granted as ctx ended: pass it on.
 	<-ch
 	t.release(tenant)
+	return false
+}
+
+// try takes a turn for tenant only if one is free at once.
+func (t *Turnstile) try(tenant string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.takeLocked(tenant)
+}
+
+// takeLocked takes a free turn nobody waits for; t.mu is held.
+func (t *Turnstile) takeLocked(tenant string) bool {
+	if t.free > 0 && len(t.ring) == 0 && t.held[tenant] < t.perTenant {
+		t.free--
+		t.held[tenant]++
+		return true
+	}
 	return false
 }
 

@@ -101,8 +101,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 			"Never more than --max-requests-inflight-tenant-fraction of --max-connections. 0 means no bound. Hub administrators' and the hub's own are not counted.")
 	fs.Float64Var(&o.TLSHandshakesPerSecond, "max-tls-handshakes-per-second", o.TLSHandshakesPerSecond,
 		"New TLS handshakes per second the hub begins, and a fifth of it per client address prefix (IPv4 /24, IPv6 /64); a connection over it is closed before its handshake. "+
-			"Past the hub-wide rate a prefix that was quiet still gets one. Connections from the hub's own address take a bucket of their own of the same rate and burst, "+
-			"waiting up to 5s for a token before they are closed; the hub's in-process loopback client is not counted. 0 means no bound.")
+			"Past the hub-wide rate a prefix that was quiet still gets one. Connections from the hub's own address are outside it: at most half the CPUs (at least one) compute their handshakes at once, "+
+			"the others waiting in turn up to 5s before they are closed; the hub's in-process loopback client is not counted. 0 means no bound, for both.")
 	fs.Float64Var(&o.AnonymousRequestsPerSecond, "max-anonymous-requests-per-second", o.AnonymousRequestsPerSecond,
 		"Requests without credentials (no token, session cookie or client certificate) per second, and a fifth of it per client address prefix; over it they get 429. "+
 			"The hub's own address has a fifth of its own, past which a request waits up to 2s before its 429; the hub's in-process client is not counted. 0 means no bound.")
@@ -114,7 +114,11 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 // nofile (0: unknown).
 func (o *Options) ListenerLimits(nofile uint64) ConnLimits {
 	total, perAddr := o.ConnectionLimits(nofile)
-	return ConnLimits{Total: total, PerAddress: perAddr, HandshakesPerSecond: o.TLSHandshakesPerSecond}
+	lim := ConnLimits{Total: total, PerAddress: perAddr, HandshakesPerSecond: o.TLSHandshakesPerSecond}
+	if o.TLSHandshakesPerSecond > 0 {
+		lim.OwnHandshakeCPUs = DefaultOwnHandshakeCPUs()
+	}
+	return lim
 }
 
 // ConnectionLimits returns the listener's bounds for an open-file limit
