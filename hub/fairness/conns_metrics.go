@@ -14,7 +14,9 @@ var (
 	connectionsRefused = metrics.NewCounter(&metrics.CounterOpts{Name: "wharf_connections_refused_total",
 		Help: "Connections closed at once past --max-connections-per-address.", StabilityLevel: metrics.ALPHA})
 	handshakesRefused = metrics.NewCounter(&metrics.CounterOpts{Name: "wharf_tls_handshakes_refused_total",
-		Help: "Connections closed before their TLS handshake past --max-tls-handshakes-per-second.", StabilityLevel: metrics.ALPHA})
+		Help: "Connections closed before their TLS handshake past --max-tls-handshakes-per-second, or past 5s waiting for a turn from the hub's own address.", StabilityLevel: metrics.ALPHA})
+	ownHandshakesWaited = metrics.NewCounter(&metrics.CounterOpts{Name: "wharf_tls_own_handshakes_waited_total",
+		Help: "Times a TLS handshake from the hub's own address waited for a turn to compute: more of them at once than half the CPUs.", StabilityLevel: metrics.ALPHA})
 	// Upgraded connections (upgrade.go): what they moved, charged to
 	// their tenants' traffic budgets, and how long they waited for it.
 	upgradedBytes = metrics.NewCounterVec(&metrics.CounterOpts{Name: "wharf_upgraded_connection_bytes_total",
@@ -27,5 +29,5 @@ var (
 
 func init() {
 	// legacyregistry is the registry the apiserver's /metrics serves.
-	legacyregistry.MustRegister(connectionsEvicted, connectionsRefused, handshakesRefused, anonymousRefused, upgradedBytes, upgradedWait)
+	legacyregistry.MustRegister(connectionsEvicted, connectionsRefused, handshakesRefused, ownHandshakesWaited, anonymousRefused, upgradedBytes, upgradedWait)
 }

@@ -69,6 +69,7 @@ func (o *ownHandshakes) admit() bool {
 	if o.turns.try(ownTurns) {
 		return true
 	}
+	ownHandshakesWaited.Inc()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	t := o.clock.NewTimer(o.wait)

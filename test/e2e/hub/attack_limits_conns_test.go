@@ -452,12 +452,18 @@ func sameRefusal(who string, header map[string]string, probes []oracleProbe, fre
 
 // handshakesRefused reads wharf_tls_handshakes_refused_total.
 func handshakesRefused(t *testing.T, h *hubProc) float64 {
+	return hubCounter(t, h, "wharf_tls_handshakes_refused_total")
+}
+
+// hubCounter reads one unlabelled counter of the hub's /metrics; 0 when
+// it has not counted yet.
+func hubCounter(t *testing.T, h *hubProc, name string) float64 {
 	t.Helper()
 	code, body := h.doAs(h.Token, http.MethodGet, "/metrics", "")
 	if code != http.StatusOK {
 		t.Fatalf("/metrics: %d %.300s", code, body)
 	}
-	m := regexp.MustCompile(`(?m)^wharf_tls_handshakes_refused_total (\S+)$`).FindStringSubmatch(body)
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + ` (\S+)$`).FindStringSubmatch(body)
 	if m == nil {
 		return 0
 	}
