@@ -3,7 +3,9 @@ package server
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/url"
@@ -32,6 +34,7 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/discovery/aggregated"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
 	serverstorage "k8s.io/apiserver/pkg/server/storage"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/apiserver/pkg/util/compatibility"
@@ -170,6 +173,9 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	altIPs := []net.IP{netutils.ParseIPSloppy("127.0.0.1"), netutils.ParseIPSloppy("::1")}
 	if ip := net.ParseIP(ext.Hostname()); ip != nil {
 		altIPs = append(altIPs, ip)
+	}
+	if err := writeECDSAServingCert(o.SecureServing.SecureServingOptions, "localhost", altDNS, altIPs); err != nil {
+		return nil, err
 	}
 	if err := o.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", altDNS, altIPs); err != nil {
 		return nil, fmt.Errorf("creating serving certificates: %w", err)
@@ -530,6 +536,50 @@ func (o *Options) apiextensionsConfig(gc *genericapiserver.RecommendedConfig) (*
 			MasterCount:          1,
 		},
 	}, nil
+}
+
+// writeECDSAServingCert generates the serving certificate that s's
+// MaybeDefaultWithSelfSignedCerts would generate (same files, names and
+// subject alternative names) but with ECDSA P-256 keys instead of RSA 2048,
+// so that the call then finds the pair and only sets the file names. The
+// server's signature dominates the CPU a TLS handshake costs, and an ECDSA
+// one is much cheaper (bootstrap.WriteSelfSignedServingCert has the
+// numbers), so a handshake flood costs the hub less.
+//
+// It does nothing whenever upstream would not write files itself (a
+// --tls-cert-file or --tls-private-key-file given, no cert directory,
+// fixtures, no listener) and whenever either file already exists: a data
+// dir keeps the certificate its clients trust, RSA or not, and a lone
+// certificate or key is left for upstream to refuse as a broken pair.
+func writeECDSAServingCert(s *genericoptions.SecureServingOptions, publicAddress string, alternateDNS []string, alternateIPs []net.IP) error {
+	if s == nil || (s.BindPort == 0 && s.Listener == nil) {
+		return nil
+	}
+	sc := s.ServerCert
+	if sc.CertKey.CertFile != "" || sc.CertKey.KeyFile != "" || sc.CertDirectory == "" || sc.PairName == "" || sc.FixtureDirectory != "" {
+		return nil
+	}
+	certFile := filepath.Join(sc.CertDirectory, sc.PairName+".crt")
+	keyFile := filepath.Join(sc.CertDirectory, sc.PairName+".key")
+	for _, f := range []string{certFile, keyFile} {
+		if _, err := os.Lstat(f); !errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+	}
+	// Upstream adds the listener's address (localhost when it listens
+	// on all of them) to the names it generates for; so do we.
+	dns := append([]string(nil), alternateDNS...)
+	ips := append([]net.IP(nil), alternateIPs...)
+	if s.BindAddress.IsUnspecified() {
+		dns = append(dns, "localhost")
+	} else if s.BindAddress != nil {
+		ips = append(ips, s.BindAddress)
+	}
+	if err := bootstrap.WriteSelfSignedServingCert(certFile, keyFile, publicAddress, ips, dns); err != nil {
+		return fmt.Errorf("creating serving certificates: %w", err)
+	}
+	klog.InfoS("Generated a self-signed ECDSA P-256 serving certificate", "cert", certFile, "key", keyFile)
+	return nil
 }
 
 // servingCA returns the root of the serving certificate's chain: what a
