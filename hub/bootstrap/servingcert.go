@@ -48,7 +48,7 @@ const servingCertValidity = 365 * 24 * time.Hour
 // error matching fs.ErrExist and leaves both as they were (O_EXCL, so a
 // process racing this one cannot have its pair replaced either).
 func WriteSelfSignedServingCert(certFile, keyFile, host string, alternateIPs []net.IP, alternateDNS []string) error {
-	certPEM, keyPEM, err := selfSignedServingCert(host, alternateIPs, alternateDNS, time.Now())
+	certPEM, keyPEM, err := selfSignedServingCert(host, alternateIPs, alternateDNS, time.Now(), servingCertValidity)
 	if err != nil {
 		return err
 	}
@@ -70,9 +70,26 @@ func WriteSelfSignedServingCert(certFile, keyFile, host string, alternateIPs []n
 	return nil
 }
 
+// SelfSignedServingCert is WriteSelfSignedServingCert in memory, for a
+// certificate no file needs to hold: it returns the PEM chain (serving
+// certificate, then the CA that signed it) and the serving key's PEM
+// ("EC PRIVATE KEY"), both keys ECDSA P-256, named and restricted as
+// WriteSelfSignedServingCert's, valid from an hour ago for validity.
+// The chain as a whole is what a client trusts as its CA data.
+//
+// k8s.io/client-go/util/cert generates such pairs with RSA 2048 keys only,
+// hence this generator (WriteSelfSignedServingCert says why not RSA).
+func SelfSignedServingCert(host string, alternateIPs []net.IP, alternateDNS []string, validity time.Duration) (chainPEM, keyPEM []byte, err error) {
+	if validity <= 0 {
+		return nil, nil, fmt.Errorf("serving certificate validity %v is not positive", validity)
+	}
+	return selfSignedServingCert(host, alternateIPs, alternateDNS, time.Now(), validity)
+}
+
 // selfSignedServingCert returns the PEM chain (serving certificate, then
-// CA) and the serving key's PEM, valid from an hour before now.
-func selfSignedServingCert(host string, alternateIPs []net.IP, alternateDNS []string, now time.Time) (chainPEM, keyPEM []byte, err error) {
+// CA) and the serving key's PEM, valid from an hour before now for
+// validity.
+func selfSignedServingCert(host string, alternateIPs []net.IP, alternateDNS []string, now time.Time, validity time.Duration) (chainPEM, keyPEM []byte, err error) {
 	notBefore := now.Add(-time.Hour)
 
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -87,7 +104,7 @@ func selfSignedServingCert(host string, alternateIPs []net.IP, alternateDNS []st
 		SerialNumber:          caSerial,
 		Subject:               pkix.Name{CommonName: fmt.Sprintf("%s-ca@%d", host, now.Unix())},
 		NotBefore:             notBefore,
-		NotAfter:              notBefore.Add(servingCertValidity),
+		NotAfter:              notBefore.Add(validity),
 		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
 		BasicConstraintsValid: true,
 		IsCA:                  true,
@@ -113,7 +130,7 @@ func selfSignedServingCert(host string, alternateIPs []net.IP, alternateDNS []st
 		SerialNumber:          serial,
 		Subject:               pkix.Name{CommonName: fmt.Sprintf("%s@%d", host, now.Unix())},
 		NotBefore:             notBefore,
-		NotAfter:              notBefore.Add(servingCertValidity),
+		NotAfter:              notBefore.Add(validity),
 		KeyUsage:              x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		BasicConstraintsValid: true,

@@ -121,6 +121,45 @@ func TestWriteSelfSignedServingCert(t *testing.T) {
 	}
 }
 
+// The in-memory variant makes the same kind of pair, valid for as long as
+// it is asked, and refuses a validity that is not positive.
+func TestSelfSignedServingCert(t *testing.T) {
+	const name = "apiserver-loopback-client"
+	validity := (3*365 + 1) * 24 * time.Hour
+	chainPEM, keyPEM, err := SelfSignedServingCert(name, nil, nil, validity)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chain := parseChain(t, chainPEM)
+	if len(chain) != 2 {
+		t.Fatalf("chain holds %d certificates, want serving then CA", len(chain))
+	}
+	for _, c := range chain {
+		if pub, ok := c.PublicKey.(*ecdsa.PublicKey); !ok || pub.Curve != elliptic.P256() {
+			t.Errorf("%s: key is %s, want ECDSA P-256", c.Subject.CommonName, describeKey(c.PublicKey))
+		}
+		if d := c.NotAfter.Sub(c.NotBefore); d != validity {
+			t.Errorf("%s: valid for %v, want %v", c.Subject.CommonName, d, validity)
+		}
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(chainPEM) // as a loopback client's CA data
+	if _, err := chain[0].Verify(x509.VerifyOptions{Roots: roots, DNSName: name, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err != nil {
+		t.Errorf("serving certificate does not verify for %s: %v", name, err)
+	}
+	if b, _ := pem.Decode(keyPEM); b == nil || b.Type != "EC PRIVATE KEY" {
+		t.Errorf("key is not an EC PRIVATE KEY block")
+	}
+	if _, err := tls.X509KeyPair(chainPEM, keyPEM); err != nil {
+		t.Errorf("cert and key are not a pair: %v", err)
+	}
+	for _, v := range []time.Duration{0, -time.Hour} {
+		if _, _, err := SelfSignedServingCert(name, nil, nil, v); err == nil {
+			t.Errorf("validity %v accepted", v)
+		}
+	}
+}
+
 // An existing certificate or key is never replaced, and a call that finds
 // one leaves the files as they were.
 func TestWriteSelfSignedServingCertKeepsExisting(t *testing.T) {

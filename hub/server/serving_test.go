@@ -42,10 +42,13 @@ func (h *hookCounter) wrap(tc *tls.Conn) net.Conn {
 	return &countedConn{Conn: tc, tc: tc}
 }
 
-// TestPublicServingLifecycle runs a real generic server on the handoff:
+// TestPublicServingLifecycle runs a real generic server on the handoff,
+// its serving set up as Options.Config sets it up (applySecureServing):
 // its post-start hook reaches it with the loopback client (through the
-// real listener, the loopback SNI certificate and the HTTP/2 hook), and
-// on stop RunWithContext returns once the real listener is closed.
+// real listener, the loopback SNI certificate and the HTTP/2 hook), any
+// client gets ECDSA P-256 certificates both for the public name and for
+// the loopback client's, and on stop RunWithContext returns once the real
+// listener is closed.
 func TestPublicServingLifecycle(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -65,7 +68,7 @@ func TestPublicServingLifecycle(t *testing.T) {
 	}
 	cfg := genericapiserver.NewConfig(serializer.NewCodecFactory(runtime.NewScheme()))
 	cfg.EffectiveVersion = compatibility.DefaultBuildEffectiveVersion()
-	if err := secure.ApplyTo(&cfg.SecureServing, &cfg.LoopbackClientConfig); err != nil {
+	if err := applySecureServing(secure, &cfg.SecureServing, &cfg.LoopbackClientConfig); err != nil {
 		t.Fatal(err)
 	}
 	var hook hookCounter
@@ -101,15 +104,16 @@ func TestPublicServingLifecycle(t *testing.T) {
 	}
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM(ca)
-	tc, err := tls.Dial("tcp", ln.Addr().String(), &tls.Config{RootCAs: roots, ServerName: "localhost"})
-	if err != nil {
-		t.Fatalf("TLS handshake with the generated certificate: %v", err)
+	assertECDSAServed(t, ln.Addr().String(), "localhost", roots)
+	// So does any client that asks for the loopback client's name: it
+	// must not be able to make the hub sign with an RSA key instead
+	// (handshake floods). The certificate verifies against what the
+	// loopback client trusts.
+	loopbackRoots := x509.NewCertPool()
+	if !loopbackRoots.AppendCertsFromPEM(cfg.LoopbackClientConfig.CAData) {
+		t.Fatal("the loopback client config holds no CA data")
 	}
-	leaf := tc.ConnectionState().PeerCertificates[0]
-	_ = tc.Close()
-	if pub, ok := leaf.PublicKey.(*ecdsa.PublicKey); !ok || pub.Curve != elliptic.P256() {
-		t.Fatalf("served certificate's key is %T, want ECDSA P-256", leaf.PublicKey)
-	}
+	assertECDSAServed(t, ln.Addr().String(), genericapiserver.LoopbackClientServerNameOverride, loopbackRoots)
 	stop()
 	if err := <-ran; err != nil {
 		t.Fatal(err)
@@ -122,6 +126,24 @@ func TestPublicServingLifecycle(t *testing.T) {
 	if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
 		_ = c.Close()
 		t.Fatal("the real listener still accepts after the generic server stopped")
+	}
+}
+
+// assertECDSAServed makes a real TLS handshake with the server at addr for
+// serverName, verifying its chain against roots, and fails unless every
+// certificate served, the leaf first, has an ECDSA P-256 key.
+func assertECDSAServed(t *testing.T, addr, serverName string, roots *x509.CertPool) {
+	t.Helper()
+	tc, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: roots, ServerName: serverName})
+	if err != nil {
+		t.Fatalf("TLS handshake for %s: %v", serverName, err)
+	}
+	certs := tc.ConnectionState().PeerCertificates
+	_ = tc.Close()
+	for _, c := range certs {
+		if pub, ok := c.PublicKey.(*ecdsa.PublicKey); !ok || pub.Curve != elliptic.P256() {
+			t.Fatalf("for %s the server served %q with a %T key, want ECDSA P-256", serverName, c.Subject.CommonName, c.PublicKey)
+		}
 	}
 }
 
