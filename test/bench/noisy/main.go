@@ -2,7 +2,9 @@
 // real wharf-hub (with its embedded etcd and the replicas: single edges
 // provider) on loopback, makes a victim person and an attacker person
 // (static tokens, home workspaces), and for each attack B1–B7 and the
-// CPU attacks B-A–B-C of the second review (attacks_cpu.go) measures the
+// CPU attacks B-A–B-C of the second review (attacks_cpu.go) and the ninth
+// review's TLS churn from the hub's own address B-D (attacks_conns.go)
+// measures the
 // victim's p50, p99, error rate and throughput for a steady mix of small
 // ConfigMap operations in its home, at baseline and under the attack, with
 // the ratio. It also prints missed lease renewals of the edges provider,
@@ -136,7 +138,7 @@ func main() {
 	flag.Int64Var(&p.etcdQuota, "etcd-quota", 256<<20, "store quota in bytes, passed as --etcd-quota-backend-bytes to binaries that know that flag")
 	flag.BoolVar(&p.externalEtcd, "external-etcd", false, "run each hub on an etcd of this command's (--etcd-servers) started with -etcd-quota, so a binary without the quota flag meets a small store too")
 	flag.BoolVar(&p.quick, "quick", false, "small, short smoke run")
-	flag.StringVar(&p.attacks, "attacks", "B1,B2,B4,B5,B6,B7,B-A,B-B,B-C", "attacks to run (B2 is the B2/B3 list flood; B-A, B-B, B-C are the second review's CPU attacks); empty or \"none\": the throughput rounds only")
+	flag.StringVar(&p.attacks, "attacks", "B1,B2,B4,B5,B6,B7,B-A,B-B,B-C,B-D", "attacks to run (B2 is the B2/B3 list flood; B-A, B-B, B-C are the second review's CPU attacks; B-D the ninth review's TLS churn from the hub's own address); empty or \"none\": the throughput rounds only")
 	flag.DurationVar(&p.baseline, "baseline", 10*time.Second, "victim baseline before each attack")
 	flag.DurationVar(&p.attackTime, "attack-time", 40*time.Second, "bound of each attack's measured window")
 	flag.DurationVar(&p.cpuAttackTime, "cpu-attack-time", 20*time.Second, "bound of each CPU attack (B-A, B-B, B-C), within -attack-time")
