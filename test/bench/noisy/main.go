@@ -4,10 +4,9 @@
 // (static tokens, home workspaces), and for each attack B1–B7 and the
 // CPU attacks B-A–B-C of the second review (attacks_cpu.go) and the ninth
 // review's TLS churn from the hub's own address B-D (attacks_conns.go)
-// measures the
-// victim's p50, p99, error rate and throughput for a steady mix of small
-// ConfigMap operations in its home, at baseline and under the attack, with
-// the ratio. It also prints missed lease renewals of the edges provider,
+// measures the victim's p50, p99, error rate and throughput for a steady
+// mix of small ConfigMap operations in its home, at baseline and under the
+// attack, with the ratio. It also prints missed lease renewals of the edges provider,
 // the store's size against its quota and whether NOSPACE was reached, and
 // the throughput of several well-behaved tenants (the cost of limits when
 // nobody misbehaves). With -before-bin both binaries run, one after the
