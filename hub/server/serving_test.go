@@ -59,6 +59,7 @@ func TestPublicServingLifecycle(t *testing.T) {
 	secure.BindAddress = netutils.ParseIPSloppy("127.0.0.1")
 	secure.ServerCert.CertDirectory = t.TempDir()
 	secure.ServerCert.PairName = "serving"
+	secure.CurvePreferences = NewOptions().SecureServing.CurvePreferences
 	// As Options.Config: the hub's ECDSA pair first, which upstream finds.
 	if err := writeECDSAServingCert(secure.SecureServingOptions, "localhost", nil, []net.IP{netutils.ParseIPSloppy("127.0.0.1")}); err != nil {
 		t.Fatal(err)
@@ -114,6 +115,27 @@ func TestPublicServingLifecycle(t *testing.T) {
 		t.Fatal("the loopback client config holds no CA data")
 	}
 	assertECDSAServed(t, ln.Addr().String(), genericapiserver.LoopbackClientServerNameOverride, loopbackRoots)
+	// Only the cheap key exchanges: a client offering only P-384 or P-521
+	// (4-10 times the work, and a replayed ClientHello costs its sender
+	// nothing) is refused; one offering any default one is served.
+	for _, tc := range []struct {
+		curves []tls.CurveID
+		ok     bool
+	}{
+		{[]tls.CurveID{tls.CurveP521}, false},
+		{[]tls.CurveID{tls.CurveP384}, false},
+		{[]tls.CurveID{tls.CurveP521, tls.CurveP256}, true},
+		{[]tls.CurveID{tls.X25519}, true},
+		{[]tls.CurveID{tls.X25519MLKEM768}, true},
+	} {
+		c, err := tls.Dial("tcp", ln.Addr().String(), &tls.Config{ServerName: "localhost", RootCAs: roots, CurvePreferences: tc.curves})
+		if err == nil {
+			_ = c.Close()
+		}
+		if (err == nil) != tc.ok {
+			t.Errorf("a client offering %v: %v, want served %v", tc.curves, err, tc.ok)
+		}
+	}
 	stop()
 	if err := <-ran; err != nil {
 		t.Fatal(err)
