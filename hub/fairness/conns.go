@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/wharfhub/wharf/hub/heaviest"
 	"github.com/wharfhub/wharf/hub/login"
 )
 
@@ -65,7 +66,7 @@ type connLimit struct {
 	mu     sync.Mutex
 	open   int                   // mu
 	byAddr map[string]int        // mu
-	fresh  heaviest              // mu; *limitedConn never written to, by prefix
+	fresh  *heaviest.Lists       // mu; *limitedConn never written to, by prefix
 	others map[*limitedConn]bool // mu; every evictable connection
 }
 
@@ -75,7 +76,7 @@ func LimitConnections(l net.Listener, lim ConnLimits, c clock.Clock) net.Listene
 		return l
 	}
 	cl := &connLimit{Listener: l, total: lim.Total, perAddr: lim.PerAddress,
-		byAddr: map[string]int{}, fresh: newHeaviest(), others: map[*limitedConn]bool{}, own: lim.Own}
+		byAddr: map[string]int{}, fresh: heaviest.New(), others: map[*limitedConn]bool{}, own: lim.Own}
 	if lim.HandshakesPerSecond > 0 {
 		cl.hs = newHandshakes(lim.HandshakesPerSecond, c)
 	}
@@ -136,7 +137,7 @@ func (c *connLimit) register(lc *limitedConn) (victim *limitedConn, ok bool) {
 		victim = c.victimLocked()
 	}
 	if !lc.self {
-		lc.elem = c.fresh.push(lc.prefix, lc)
+		lc.elem = c.fresh.Push(lc.prefix, lc)
 		c.others[lc] = true
 	}
 	return victim, true
@@ -145,7 +146,7 @@ func (c *connLimit) register(lc *limitedConn) (victim *limitedConn, ok bool) {
 // victimLocked picks the connection to close: the oldest one never
 // answered, else the one silent longest; nil if all are the hub's own.
 func (c *connLimit) victimLocked() *limitedConn {
-	if v := c.fresh.oldestOfHeaviest(); v != nil {
+	if v := c.fresh.OldestOfHeaviest(); v != nil {
 		return v.(*limitedConn)
 	}
 	var victim *limitedConn
@@ -161,7 +162,7 @@ func (c *connLimit) answered(lc *limitedConn) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if lc.elem != nil {
-		c.fresh.remove(lc.prefix, lc.elem)
+		c.fresh.Remove(lc.prefix, lc.elem)
 		lc.elem = nil
 	}
 }
@@ -177,7 +178,7 @@ func (c *connLimit) release(lc *limitedConn) {
 		delete(c.byAddr, lc.addr)
 	}
 	if lc.elem != nil {
-		c.fresh.remove(lc.prefix, lc.elem)
+		c.fresh.Remove(lc.prefix, lc.elem)
 		lc.elem = nil
 	}
 	delete(c.others, lc)

@@ -1,7 +1,7 @@
 // Package idleconns closes client connections that never begin a
 // request: one that has not begun its first request within a timeout of
 // its acceptance, and, past a hub-wide bound on such connections, the
-// oldest of them.
+// oldest of them from the address prefix holding the most.
 //
 // # Threat model
 //
@@ -31,12 +31,17 @@
 //     (its TLS handshake included: a connection that never even starts
 //     one is as idle) is closed, on an injectable clock.
 //   - At most Options.Max connections are not begun at once, hub-wide;
-//     past it the oldest of them is closed for the new one. Nothing a
-//     client does before its first request can keep a place: a client
-//     that is not attacking dials and sends its request at once, well
-//     inside the turnover the metered handshakes allow (hub/fairness
-//     conns.go and own.go: 200 a second hub-wide and 200 more for the
-//     hub's own address by default, so 1,024 places last seconds).
+//     past it the oldest of them from the address prefix
+//     (login.PrefixOf) holding the most is closed for the new one. Nothing
+//     a client does before its first request can keep a place, and a
+//     flood from one prefix turns over its own places, not others': the
+//     tenth outside review's 8,000 connections a second from one address,
+//     each sending a ClientHello and nothing more, turned the places over
+//     faster than any handshake, and, with the oldest hub-wide closed,
+//     closed every newcomer's connection from any address before its
+//     first request. A newcomer from the flood's own prefix (the hub's own
+//     address, for a flood from its host) still shares its fate: nothing
+//     before a request tells them apart.
 //   - A connection that has begun a request is never touched again:
 //     watches, tunnels of edge agents, websockets and kept-alive
 //     connections between requests are bounded elsewhere (Go's idle

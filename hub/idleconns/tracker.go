@@ -8,6 +8,9 @@ import (
 
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/wharfhub/wharf/hub/heaviest"
+	"github.com/wharfhub/wharf/hub/login"
 )
 
 // Tracker holds the connections that have not begun a request; Listener
@@ -18,14 +21,14 @@ type Tracker struct {
 	exempt func(remote string) bool
 
 	mu      sync.RWMutex
-	waiting *list.List       // mu; *conn not begun, oldest first
+	waiting *heaviest.Lists  // mu; *conn not begun, oldest first, by address prefix
 	byAddr  map[string]*conn // mu; the same, by remote address
 }
 
 // New returns the tracker of o on clock c. exempt (may be nil) names the
 // connections, by remote address, never closed: the hub's own.
 func New(o Options, exempt func(remote string) bool, c clock.WithDelayedExecution) *Tracker {
-	return &Tracker{opts: o, clock: c, exempt: exempt, waiting: list.New(), byAddr: map[string]*conn{}}
+	return &Tracker{opts: o, clock: c, exempt: exempt, waiting: heaviest.New(), byAddr: map[string]*conn{}}
 }
 
 func (t *Tracker) enabled() bool { return t != nil && (t.opts.Timeout > 0 || t.opts.Max > 0) }
@@ -49,7 +52,8 @@ func (l *listener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	tc := &conn{Conn: c, t: l.t, key: c.RemoteAddr().String()}
+	key := c.RemoteAddr().String()
+	tc := &conn{Conn: c, t: l.t, key: key, prefix: login.PrefixOf(login.HostOf(key))}
 	if victim := l.t.add(tc); victim != nil {
 		closedWithoutRequest.WithLabelValues("bound").Inc()
 		klog.V(3).InfoS("Closing a connection that has not begun a request: too many such", "address", victim.key, "max", l.t.opts.Max)
@@ -59,7 +63,13 @@ func (l *listener) Accept() (net.Conn, error) {
 }
 
 // add tracks c; past the bound it returns the oldest connection not
-// begun, to close, forgetting the hub's own ones it meets on the way.
+// begun of the address prefix holding the most, to close, forgetting the
+// hub's own ones it meets on the way. Of the prefix holding the most, not
+// hub-wide: the tenth outside review's churn of connections that sent a
+// ClientHello and nothing more, 8,000 a second from one address, turned
+// the bound's places over faster than anyone else's handshake, and so
+// closed every newcomer's connection, from any address, before its first
+// request.
 func (t *Tracker) add(c *conn) (victim *conn) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -67,7 +77,7 @@ func (t *Tracker) add(c *conn) (victim *conn) {
 		// The address of a connection closed under us, reused.
 		t.forgetLocked(old)
 	}
-	c.elem = t.waiting.PushBack(c)
+	c.elem = t.waiting.Push(c.prefix, c)
 	t.byAddr[c.key] = c
 	if t.opts.Timeout > 0 {
 		// A goroutine of its own: a fake clock runs the function under
@@ -75,7 +85,7 @@ func (t *Tracker) add(c *conn) (victim *conn) {
 		c.timer = t.clock.AfterFunc(t.opts.Timeout, func() { go t.expire(c) })
 	}
 	for t.opts.Max > 0 && t.waiting.Len() > t.opts.Max {
-		v := t.waiting.Front().Value.(*conn)
+		v := t.waiting.OldestOfHeaviest().(*conn)
 		t.forgetLocked(v)
 		if !t.own(v) {
 			victim = v
@@ -91,7 +101,7 @@ func (t *Tracker) forgetLocked(c *conn) {
 	if c.elem == nil {
 		return
 	}
-	t.waiting.Remove(c.elem)
+	t.waiting.Remove(c.prefix, c.elem)
 	c.elem = nil
 	if t.byAddr[c.key] == c {
 		delete(t.byAddr, c.key)
@@ -155,11 +165,12 @@ func (t *Tracker) begin(remote string) {
 // conn is one client connection, tracked until its first request.
 type conn struct {
 	net.Conn
-	t     *Tracker
-	key   string
-	elem  *list.Element // t.mu; nil once begun, closed or forgotten
-	timer clock.Timer   // t.mu
-	once  sync.Once
+	t      *Tracker
+	key    string
+	prefix string        // login.PrefixOf its address
+	elem   *list.Element // t.mu; nil once begun, closed or forgotten
+	timer  clock.Timer   // t.mu
+	once   sync.Once
 }
 
 // Close forgets the connection before its address can be reused.

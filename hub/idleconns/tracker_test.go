@@ -13,9 +13,13 @@ import (
 
 // pair accepts one real loopback connection through l and returns both
 // ends.
-func pair(t *testing.T, raw, l net.Listener) (client, server net.Conn) {
+func pair(t *testing.T, raw, l net.Listener, from string) (client, server net.Conn) {
 	t.Helper()
-	client, err := net.Dial("tcp", raw.Addr().String())
+	d := net.Dialer{}
+	if from != "" {
+		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(from)}
+	}
+	client, err := d.Dial("tcp", raw.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,8 +53,9 @@ func TestTracker(t *testing.T) {
 		name    string
 		opts    Options
 		conns   int
-		begun   []int // connections that send a request
-		own     []int // the hub's own dials
+		begun   []int    // connections that send a request
+		own     []int    // the hub's own dials
+		from    []string // each connection's address; "": 127.0.0.1
 		step    time.Duration
 		closed  []int // want closed by the hub
 		waiting int   // want still tracked
@@ -63,6 +68,8 @@ func TestTracker(t *testing.T) {
 		{name: "past the bound the oldest goes", opts: Options{Max: 2}, conns: 4, closed: []int{0, 1}, waiting: 2},
 		{name: "begun ones hold no place", opts: Options{Max: 2}, conns: 4, begun: []int{0, 1}, waiting: 2},
 		{name: "the bound skips the hub's own", opts: Options{Max: 2}, conns: 4, own: []int{0}, closed: []int{1}, waiting: 2},
+		{name: "past the bound the oldest of the prefix holding the most goes", opts: Options{Max: 3}, conns: 5,
+			from: []string{"127.0.7.1", "127.0.8.1", "127.0.8.2", "127.0.8.3", "127.0.8.4"}, closed: []int{1, 2}, waiting: 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			raw, err := net.Listen("tcp", "127.0.0.1:0")
@@ -78,7 +85,11 @@ func TestTracker(t *testing.T) {
 			clients := make([]net.Conn, tc.conns)
 			for i := range tc.conns {
 				var server net.Conn
-				clients[i], server = pair(t, raw, l)
+				from := ""
+				if i < len(tc.from) {
+					from = tc.from[i]
+				}
+				clients[i], server = pair(t, raw, l, from)
 				for _, k := range tc.own {
 					if k == i {
 						own[server.RemoteAddr().String()] = true
