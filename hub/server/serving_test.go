@@ -116,7 +116,7 @@ func TestPublicServingLifecycle(t *testing.T) {
 	}
 	assertECDSAServed(t, ln.Addr().String(), genericapiserver.LoopbackClientServerNameOverride, loopbackRoots)
 	// Only the cheap key exchanges: a client offering only P-384 or P-521
-	// (4-10 times the work, and a replayed ClientHello costs its sender
+	// (6-29 times the work, and a replayed ClientHello costs its sender
 	// nothing) is refused; one offering any default one is served.
 	for _, tc := range []struct {
 		curves []tls.CurveID
