@@ -222,6 +222,11 @@ func (c *limitedConn) Read(b []byte) (int, error) {
 			} else if !c.l.ownHS.admit() {
 				c.recs = nil
 				return c.refuse()
+			} else if peerGone(c.Conn) {
+				// Gone while it waited: nothing to compute for it.
+				c.l.ownHS.done()
+				c.recs = nil
+				return c.refuse()
 			} else {
 				c.turn.Store(true)
 			}

@@ -198,3 +198,53 @@ func TestTLSRecords(t *testing.T) {
 		})
 	}
 }
+
+// waitingTurns is how many connections wait for an own handshake turn.
+func waitingTurns(l net.Listener) int {
+	ts := l.(*connLimit).ownHS.turns
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return len(ts.waiting[ownTurns])
+}
+
+// A connection whose peer reset it while it waited for its turn is
+// closed when the turn comes, without taking it: the next one gets it (the
+// tenth outside review's flood of ClientHellos each followed by a reset).
+func TestOwnHandshakeOfAGonePeer(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(0, 0))
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := LimitConnections(inner, ConnLimits{OwnHandshakeCPUs: 1}, clk)
+	t.Cleanup(func() { _ = l.Close() })
+	hello := record(recordHandshake, 300)
+	a, aDone := serverRead(t, l, dialFrom(t, l, "127.0.0.1"), hello)
+	if err := <-aDone; err != nil {
+		t.Fatal(err)
+	}
+	gClient := dialFrom(t, l, "127.0.0.1")
+	g, gDone := serverRead(t, l, gClient, hello)
+	for waitingTurns(l) != 1 {
+		time.Sleep(time.Millisecond)
+	}
+	_, hDone := serverRead(t, l, dialFrom(t, l, "127.0.0.1"), hello)
+	for waitingTurns(l) != 2 {
+		time.Sleep(time.Millisecond)
+	}
+	// g resets its connection while it waits.
+	_ = gClient.(*net.TCPConn).SetLinger(0)
+	_ = gClient.Close()
+	for !peerGone(g.(*limitedConn).Conn) { // the reset reaches the hub's socket
+		time.Sleep(time.Millisecond)
+	}
+	if _, err := a.Write([]byte("server hello")); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-gDone; !errors.Is(err, errHandshakeRefused) {
+		t.Fatalf("a peer gone while it waited: %v, want %v", err, errHandshakeRefused)
+	}
+	if err := <-hDone; err != nil {
+		t.Fatalf("the next one after a gone peer: %v", err)
+	}
+}
