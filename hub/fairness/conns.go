@@ -219,6 +219,11 @@ func (c *limitedConn) Read(b []byte) (int, error) {
 		if c.recs != nil {
 			if c.recs.feed(b[:n], c.answered.Load()) {
 				c.recs = nil
+			} else if peerGone(c.Conn) {
+				// Gone already (a ClientHello and a reset): it never
+				// waits in line.
+				c.recs = nil
+				return c.refuse()
 			} else if !c.l.ownHS.admit() {
 				c.recs = nil
 				return c.refuse()
