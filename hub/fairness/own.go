@@ -30,13 +30,15 @@ import (
 // waited 4.8-5.0 s for its handshake.
 //
 // What a handshake costs the hub is CPU, and that is what is bounded now:
-// at most ownHandshakeCPUs handshakes from the own address compute at
-// once (half the CPUs, at least one, as one tenant's busy turns: busy.go),
+// at most DefaultOwnHandshakeCPUs handshakes from the own address compute
+// at once (half the CPUs, at least one, as one tenant's busy turns: busy.go),
 // the others waiting in order of arrival. A handshake holds its turn only
 // while the hub computes on it: from a read that brought its records until
 // the hub next reads or writes (its answer, or waiting for the client), so
 // a slow or silent client holds none, and a newcomer waits only for the
-// work actually ahead of it, not for a rate's backlog. Past
+// work actually ahead of it, not for a rate's backlog. One whose client
+// has already gone (a ClientHello and a reset: the tenth review's flood)
+// never waits, and is dropped if it goes while it waits (peerGone). Past
 // ownHandshakeWait a waiting one is closed unread. The in-process loopback
 // client's own connections (OwnDials) take no turn: the hub's own work
 // never waits behind a local flood.
