@@ -98,6 +98,7 @@ func (c *Controller) withTurns(ctx context.Context, st *state, tenant string, he
 		default:
 			busyRequests.Inc()
 			st.cpu = c.busy.newHold(ctx, tenant, true)
+			st.cpu.heavyTS = c.cpu
 		}
 		st.cpu.begin()
 		defer st.cpu.end()

@@ -204,3 +204,37 @@ func TestBusyTurnExpires(t *testing.T) {
 		t.Fatalf("busy free %d at the end", c.busy.free)
 	}
 }
+
+// A busy request that moves HeavyBytes (a 900 kB body) goes on in turns
+// of the heavy turnstile, which do not expire: its decode, longer than
+// BusyTurnMaxHold, no longer runs on no turn at all (the noisy bench's
+// B-A). On an injected clock.
+func TestBusyRequestTurnsHeavy(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(0, 0))
+	c := &Controller{busy: newTurnstile(1, 1).expiring(BusyTurnMaxHold, clk), cpu: NewTurnstile(1), unturned: newUnturned(0)}
+	m := runWithTurns(c, "mallory", false)
+	<-m.started
+	if m.st.cpu.ts != c.busy {
+		t.Fatal("a busy request does not start in a busy turn")
+	}
+	// Her body read: the turn given back, then taken again past
+	// HeavyBytes, now of the heavy turnstile.
+	m.st.cpu.pause()
+	m.st.cpu.resume(HeavyBytes)
+	if m.st.cpu.ts != c.cpu || !m.st.cpu.held.Load() {
+		t.Fatalf("past HeavyBytes: heavy turnstile %v, held %v", m.st.cpu.ts == c.cpu, m.st.cpu.held.Load())
+	}
+	if c.busy.free != 1 || c.cpu.free != 0 {
+		t.Fatalf("busy free %d, heavy free %d; want 1, 0", c.busy.free, c.cpu.free)
+	}
+	// Its turn outlasts BusyTurnMaxHold: a heavy turn does not expire.
+	clk.Step(10 * BusyTurnMaxHold)
+	if !m.st.cpu.held.Load() {
+		t.Fatal("the heavy turn expired")
+	}
+	close(m.end)
+	<-m.done
+	if c.busy.free != 1 || c.cpu.free != 1 {
+		t.Fatalf("at the end: busy free %d, heavy free %d", c.busy.free, c.cpu.free)
+	}
+}

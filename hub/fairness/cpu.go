@@ -209,6 +209,12 @@ type hold struct {
 	ended bool        // the request's dispatch returned: no more turns
 	timer clock.Timer // ends a turn held past ts.maxHold; nil when none
 	gen   int         // counts the turns taken, so a late expiry ends no later one
+	// heavyTS, set for a busy request, is the turnstile of heavy work it
+	// moves to once it has moved HeavyBytes: a busy turn expires after
+	// BusyTurnMaxHold, and a 900 kB body's decode of 60,000 keys, far
+	// longer, then ran on no turn at all (the noisy bench's B-A: victim
+	// p99 8 → 886 ms). Heavy turns do not expire.
+	heavyTS *Turnstile
 }
 
 func (t *Turnstile) newHold(ctx context.Context, tenant string, heavy bool) *hold {
@@ -307,6 +313,10 @@ func (h *hold) resume(moved int64) {
 	defer h.mu.Unlock()
 	if h.ended || h.held.Load() {
 		return
+	}
+	if moved >= HeavyBytes && h.heavyTS != nil {
+		// No turn is held: the next one is of the heavy turnstile.
+		h.ts, h.heavyTS = h.heavyTS, nil
 	}
 	h.heavy.Store(true)
 	h.take()
