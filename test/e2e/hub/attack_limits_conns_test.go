@@ -84,6 +84,17 @@ func (c *codes) get(code string) int {
 	return c.n[code]
 }
 
+// total is how many answers were tallied.
+func (c *codes) total() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, v := range c.n {
+		n += v
+	}
+	return n
+}
+
 func (c *codes) String() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -3,7 +3,6 @@ package hub
 import (
 	"context"
 	"net"
-	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -71,18 +70,7 @@ func churnRow(t *testing.T, h *hubProc, row string, from func(i int) net.IP) {
 		newcomer := connsClient(h, "127.0.5.1", false, true)
 		var got codes
 		for range 30 {
-			req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, h.URL+"/api", nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			req.Header.Set("Authorization", "Bearer victor-token")
-			resp, err := newcomer.Do(req)
-			if err != nil {
-				got.add("ERR")
-				continue
-			}
-			_ = resp.Body.Close()
-			got.add(http.StatusText(resp.StatusCode))
+			victorGetAPI(t.Context(), t, h, newcomer, &got)
 		}
 		floodClosed := closedByHub.Load()
 		cancel()
