@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/lru"
 
 	"github.com/wharfhub/wharf/hub/cluster"
+	"github.com/wharfhub/wharf/hub/selectors"
 )
 
 // Estimator gives a read its width in seats from the size of the last
@@ -190,6 +191,10 @@ func (e *Estimator) WithCost(handler http.Handler) http.Handler {
 			st.sized.Store(true)
 			cw.st = st
 		}
+		scan := &selectors.Scan{}
+		if !document {
+			r = r.WithContext(selectors.WithScan(r.Context(), scan))
+		}
 		handler.ServeHTTP(responsewriter.WrapForHTTP1Or2(cw), r)
 		n := cw.close()
 		if cw.code != http.StatusOK {
@@ -214,25 +219,36 @@ func (e *Estimator) WithCost(handler http.Handler) http.Handler {
 			e.record(k, n, false)
 			return
 		}
-		// A list cut by its limit, or filtered by a selector, says nothing
-		// of what it scanned: the hub reads the whole collection for it
-		// (the watch cache filters and pages a copy of it). So it only
-		// raises what is known, and never teaches a first size: learned
-		// from a one-item answer, 4 to 40 limit=1 or non-matching lists
-		// over 50,000 objects of her own cost one seat each and took
-		// another tenant from 755 to 51 and 655 to 3.4 requests a second
-		// (seventh outside review, #2). Unknown, each costs her whole
-		// share, so they run one at a time. A limited list answered
-		// whole (no continue token: kubectl's limit=500 over a smaller
-		// collection) is whole.
+		// A list cut by its limit, or filtered by a selector, is not
+		// weighed by its answer: learned from a one-item answer, 4 to 40
+		// limit=1 or non-matching lists over 50,000 objects of her own
+		// cost one seat each and took another tenant from 755 to 51 and
+		// 655 to 3.4 requests a second (seventh outside review, #2). It
+		// is weighed by what storage says it looked at (every object its
+		// selector was evaluated against; the items its limit left,
+		// remainingItemCount), which may teach a first size or raise a
+		// known one, never lower it: a list of the few objects a
+		// selector picks must not make the next whole list cheap. Were
+		// such lists only to raise a known size, a tenant who lists by
+		// selector alone (the noisy bench's victim) would pay her whole
+		// share for every list, forever. What storage does not count (a
+		// continued page) only raises. A limited list answered whole (no
+		// continue token: kubectl's limit=500 over a smaller collection)
+		// is whole.
 		q := r.URL.Query()
 		whole := q.Get("continue") == "" && q.Get("labelSelector") == "" && q.Get("fieldSelector") == "" &&
 			(q.Get("limit") == "" || cw.answeredWhole())
-		if !whole {
-			e.raise(k, n)
+		if whole {
+			e.record(k, n, true)
 			return
 		}
-		e.record(k, n, true)
+		if q.Get("continue") == "" {
+			if cost, ok := scan.Cost(n); ok {
+				e.record(k, cost, false)
+				return
+			}
+		}
+		e.raise(k, n)
 	})
 }
 

@@ -10,10 +10,16 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	apirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/storage"
 
 	"github.com/wharfhub/wharf/hub/apis/scheme"
 	"github.com/wharfhub/wharf/hub/cluster"
+	"github.com/wharfhub/wharf/hub/selectors"
 )
 
 func TestEstimator(t *testing.T) {
@@ -52,6 +58,31 @@ func TestEstimator(t *testing.T) {
 				cont, strings.Repeat("a", n))
 		}))
 		r := httptest.NewRequest(http.MethodGet, "/api/v1/namespaces/ns/configmaps?"+query, nil)
+		h.ServeHTTP(httptest.NewRecorder(), r.WithContext(apirequest.WithRequestInfo(in(ws), list)))
+	}
+	// serveScanned answers a list filtered by labelSelector app=x whose
+	// storage evaluated it against objects ConfigMaps, matched of them
+	// labelled app=x, each answered as 500 bytes.
+	serveScanned := func(ws string, objects, matched int) {
+		h := e.WithCost(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			pred := selectors.Wrap(r.Context(), storage.SelectionPredicate{
+				Label: labels.SelectorFromSet(labels.Set{"app": "x"}), Field: fields.Everything(),
+				GetAttrs: storage.DefaultNamespaceScopedAttr,
+			})
+			list := &corev1.ConfigMapList{}
+			for i := range objects {
+				cm := corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint(i), Namespace: "ns"}}
+				if i < matched {
+					cm.Labels = map[string]string{"app": "x"}
+				}
+				if ok, _ := pred.Matches(&cm); ok {
+					list.Items = append(list.Items, cm)
+				}
+			}
+			selectors.RecordList(r.Context(), pred, list)
+			_, _ = w.Write(bytes.Repeat([]byte("a"), 500*len(list.Items)))
+		}))
+		r := httptest.NewRequest(http.MethodGet, "/api/v1/namespaces/ns/configmaps?labelSelector=app%3Dx", nil)
 		h.ServeHTTP(httptest.NewRecorder(), r.WithContext(apirequest.WithRequestInfo(in(ws), list)))
 	}
 	// inState serves within the request's state, whose inflater counts
@@ -99,6 +130,15 @@ func TestEstimator(t *testing.T) {
 		{name: "nor a limited answer that is not JSON", do: func() { serve("d", "limit=500", 10, false) }, ws: "d", info: list, want: 40},
 		{name: "a limited list answered whole (no continue) sets it", do: func() { serveJSON("d", "limit=500", "", 3*BytesPerSeat) }, ws: "d", info: list, want: 4},
 		{name: "then a page cut by its limit only raises it", do: func() { serveJSON("d", "limit=1", "eyJ2IjoibWV0YS5rOHMuaW8vdjEifQ", 10) }, ws: "d", info: list, want: 4},
+		// What storage says a list looked at weighs it: a selector over
+		// a few objects teaches a first size of one seat (a tenant who
+		// lists by selector alone does not pay her whole share forever);
+		// over 50,000 it costs the most, matching nothing; a later
+		// selector over few objects does not lower that.
+		{name: "a selector over 20 objects teaches one seat", do: func() { serveScanned("e", 20, 2) }, ws: "e", info: list, want: 1},
+		{name: "a selector over 50,000 objects, none matching, costs the most", do: func() { serveScanned("f", 50_000, 0) }, ws: "f", info: list, want: 100},
+		{name: "a selector over 20 objects does not lower a known size", do: func() { serveScanned("f", 20, 20) }, ws: "f", info: list, want: 100},
+		{name: "a selector over 600 objects, 1 matching, raises one seat", do: func() { serveScanned("e", 600, 1) }, ws: "e", info: list, want: 3},
 	}
 	for _, s := range steps {
 		if s.do != nil {

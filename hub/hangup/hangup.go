@@ -4,7 +4,24 @@
 // decides it here, so that they all behave alike.
 package hangup
 
-import "net/http"
+import (
+	"net/http"
+
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/legacyregistry"
+)
+
+// refusals counts the decisions, so that an operator (and a test) can
+// tell how many 429s were held and how many closed their connection.
+var refusals = metrics.NewCounterVec(&metrics.CounterOpts{Name: "wharf_refusals_total",
+	Help: `429 answers of the hub's limits: held="true" were held until their Retry-After (or had waited as long), ` +
+		`held="false" were answered at once and closed their connection.`,
+	StabilityLevel: metrics.ALPHA}, []string{"held"})
+
+func init() {
+	// legacyregistry is the registry the apiserver's /metrics serves.
+	legacyregistry.MustRegister(refusals)
+}
 
 // UnlessHeld closes the connection that the answer whose header is h goes
 // on, unless its refusal was held (kept until its Retry-After before the
@@ -19,7 +36,10 @@ import "net/http"
 // connection, whose TLS handshake the listener meters per address
 // (hub/fairness, conns.go). HTTP/2 reads the header as a GOAWAY.
 func UnlessHeld(h http.Header, held bool) {
-	if !held {
-		h.Set("Connection", "close")
+	if held {
+		refusals.WithLabelValues("true").Inc()
+		return
 	}
+	refusals.WithLabelValues("false").Inc()
+	h.Set("Connection", "close")
 }

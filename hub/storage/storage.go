@@ -153,6 +153,8 @@ func (s *clusterStorage) GetList(ctx context.Context, key string, opts storage.L
 	if err := s.delegate.GetList(ctx, k, opts, listObj); err != nil {
 		return err
 	}
+	// What the list looked at tells hub/fairness its cost.
+	selectors.RecordList(ctx, opts.Predicate, listObj)
 	return dropQuarantined(listObj)
 }
 

@@ -126,17 +126,60 @@ func r4Check(t *testing.T, row string, got *codes, victim []string, allowed ...s
 	}
 }
 
-// r4Closed fails row unless some refusals closed their connection and the
-// clients needed more connections than workers (the cause's fix; on
+// r4Closed fails row unless the hub refused some of the flood, every
+// refusal the clients (got and others) saw keep its connection was one
+// the hub held (wharf_refusals_total, held="true"), and, when some closed,
+// the clients needed more connections than workers (the cause's fix; on
 // 2f759e0 no refusal closed, and each worker kept its one connection).
-func r4Closed(t *testing.T, row string, got *codes, conns int64, workers int) {
+// It does not ask that some refusal closed: how many arrive past the
+// hold's bound depends on the machine's load (r24d:3 and r24d:5 saw
+// every refusal held on a loaded machine).
+func r4Closed(t *testing.T, row string, e *attackEnv, before refusalCount, got *codes, conns int64, workers int, others ...*codes) {
 	t.Helper()
-	if got.get("429+close") == 0 {
-		t.Errorf("%s: no refusal closed its connection: %s", row, got)
+	after := refusals(t, e)
+	held, atOnce := after.held-before.held, after.atOnce-before.atOnce
+	kept, closed := got.get("429"), got.get("429+close")
+	for _, o := range others {
+		kept, closed = kept+o.get("429"), closed+o.get("429+close")
 	}
-	if conns <= int64(workers) {
+	t.Logf("%s: the hub held %v refusals and closed %v at once; the clients saw %d kept and %d closed", row, held, atOnce, kept, closed)
+	// Whether the hub holds a refusal or closes it depends on how many
+	// arrive at once, which the machine's load decides; what must hold
+	// is that no refusal answered at once leaves its connection open.
+	if float64(kept) > held {
+		t.Errorf("%s: %d refusals kept their connection, only %v were held: refusals not held must close", row, kept, held)
+	}
+	if float64(closed) > atOnce {
+		t.Errorf("%s: %d refusals closed their connection, the hub counted %v", row, closed, atOnce)
+	}
+	if held+atOnce == 0 {
+		t.Errorf("%s: the hub refused nothing: %s", row, got)
+	}
+	if closed > 0 && conns <= int64(workers) {
 		t.Errorf("%s: %d connections for %d workers: refusals not held must cost a reconnect", row, conns, workers)
 	}
+}
+
+// refusalCount is the hub's wharf_refusals_total.
+type refusalCount struct{ held, atOnce float64 }
+
+func refusals(t *testing.T, e *attackEnv) refusalCount {
+	t.Helper()
+	code, body := e.as("hubadmin", http.MethodGet, "/metrics", "", nil)
+	if code != http.StatusOK {
+		t.Fatalf("/metrics: %d %.300s", code, body)
+	}
+	var c refusalCount
+	for _, l := range strings.Split(body, "\n") {
+		var v float64
+		if _, err := fmt.Sscanf(l, `wharf_refusals_total{held="true"} %g`, &v); err == nil {
+			c.held = v
+		}
+		if _, err := fmt.Sscanf(l, `wharf_refusals_total{held="false"} %g`, &v); err == nil {
+			c.atOnce = v
+		}
+	}
+	return c
 }
 
 // TestAttackLimitsReview4More: the breaks on one hub with small budgets
@@ -186,6 +229,7 @@ func TestAttackLimitsReview4More(t *testing.T) {
 			}()
 		}
 		victim := r4Victim(e, "2", 20)
+		before := refusals(t, e)
 		const workers = 200
 		got, conns := r4Flood(workers, 3, rotating(42), func(w, i int) *http.Request {
 			return r4Req(http.MethodGet, h.URL+watch, mal, "", nil)
@@ -197,7 +241,7 @@ func TestAttackLimitsReview4More(t *testing.T) {
 		// The cap held: not one watch past it was admitted.
 		r4Check(t, "r24d:2", got, v, "ERR")
 		r4Check(t, "r24d:2 writers", writes, nil, "201", "403", "ERR")
-		r4Closed(t, "r24d:2", got, conns, workers)
+		r4Closed(t, "r24d:2", e, before, got, conns, workers, writes)
 	})
 
 	t.Run("r24d:3/the provider route, rotating addresses: the refusals not held close, the victim is served", func(t *testing.T) {
@@ -209,6 +253,7 @@ func TestAttackLimitsReview4More(t *testing.T) {
 			return nil
 		})
 		victim := r4Victim(e, "3", 20)
+		before := refusals(t, e)
 		const workers = 200
 		got, conns := r4Flood(workers, 5, rotating(43), func(w, i int) *http.Request {
 			return r4Req(http.MethodGet, whoami, mal, "", nil)
@@ -216,11 +261,12 @@ func TestAttackLimitsReview4More(t *testing.T) {
 		v := <-victim
 		t.Logf("r24d:3: %s(%d connections for %d workers); victim %d failures", got, conns, workers, len(v))
 		r4Check(t, "r24d:3", got, v, "200", "ERR")
-		r4Closed(t, "r24d:3", got, conns, workers)
+		r4Closed(t, "r24d:3", e, before, got, conns, workers)
 	})
 
 	t.Run("r24d:5/GETs of a missing ConfigMap from rotating addresses: the refusals not held close, the victim is served", func(t *testing.T) {
 		victim := r4Victim(e, "5", 20)
+		before := refusals(t, e)
 		const workers = 200
 		got, conns := r4Flood(workers, 6, rotating(45), func(w, i int) *http.Request {
 			return r4Req(http.MethodGet, missing, mal, "", nil)
@@ -228,7 +274,7 @@ func TestAttackLimitsReview4More(t *testing.T) {
 		v := <-victim
 		t.Logf("r24d:5: %s(%d connections for %d workers); victim %d failures", got, conns, workers, len(v))
 		r4Check(t, "r24d:5", got, v, "404", "ERR")
-		r4Closed(t, "r24d:5", got, conns, workers)
+		r4Closed(t, "r24d:5", e, before, got, conns, workers)
 	})
 
 	// Without a credential, from the review's rotating addresses: every
@@ -265,6 +311,7 @@ func TestAttackLimitsReview4More(t *testing.T) {
 
 	t.Run("r24d:8/random bearer tokens on kept-alive connections, rotating addresses: the throttle's 429s close, the victim is served", func(t *testing.T) {
 		victim := r4Victim(e, "8", 20)
+		before := refusals(t, e)
 		const workers = 100
 		got, conns := r4Flood(workers, 12, rotating(48), func(w, i int) *http.Request {
 			return r4Req(http.MethodGet, h.URL+"/api", fmt.Sprintf("random-%d-%d-%d", w, i, time.Now().UnixNano()), "", nil)
@@ -272,7 +319,7 @@ func TestAttackLimitsReview4More(t *testing.T) {
 		v := <-victim
 		t.Logf("r24d:8: %s(%d connections for %d workers); victim %d failures", got, conns, workers, len(v))
 		r4Check(t, "r24d:8", got, v, "401", "ERR")
-		r4Closed(t, "r24d:8", got, conns, workers)
+		r4Closed(t, "r24d:8", e, before, got, conns, workers)
 		hubHealthy(t, h)
 	})
 }
