@@ -56,6 +56,7 @@ import (
 	"github.com/wharfhub/wharf/hub/login"
 	"github.com/wharfhub/wharf/hub/namespaces"
 	"github.com/wharfhub/wharf/hub/plugins"
+	"github.com/wharfhub/wharf/hub/proxied"
 	"github.com/wharfhub/wharf/hub/proxy"
 	"github.com/wharfhub/wharf/hub/rapidreset"
 	"github.com/wharfhub/wharf/hub/resourcequota"
@@ -254,6 +255,13 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 			gc.LoopbackClientConfig.Dial = lim.Own.DialContext
 		}
 		own = lim.Own
+		// Behind a TCP proxy that names its clients, every bound below
+		// sees the client, not the proxy (tenth review H18, hub/proxied).
+		nets, err := o.Proxied.Nets()
+		if err != nil {
+			return nil, err
+		}
+		gc.SecureServing.Listener = proxied.Listener(gc.SecureServing.Listener, nets, o.Proxied.HeaderTimeout, lim.Own.Has)
 		gc.SecureServing.Listener = fairness.LimitConnections(gc.SecureServing.Listener, lim, clock.RealClock{})
 		// HTTP/2 rapid reset: a connection that cancels too many streams
 		// before their answer is closed (fifth review #20-#23,

@@ -20,6 +20,7 @@ import (
 	"github.com/wharfhub/wharf/hub/h2guard"
 	"github.com/wharfhub/wharf/hub/idleconns"
 	"github.com/wharfhub/wharf/hub/login"
+	"github.com/wharfhub/wharf/hub/proxied"
 	"github.com/wharfhub/wharf/hub/quota"
 	"github.com/wharfhub/wharf/hub/rapidreset"
 	"github.com/wharfhub/wharf/hub/registry"
@@ -44,6 +45,9 @@ type Options struct {
 	Resets *rapidreset.Options
 	// IdleConns closes connections that begin no request (hub/idleconns).
 	IdleConns *idleconns.Options
+	// Proxied reads client addresses from trusted TCP proxies' PROXY
+	// protocol headers (hub/proxied).
+	Proxied *proxied.Options
 	// H2Guard bounds each HTTP/2 connection's header blocks and control
 	// frames below the HTTP/2 server (hub/h2guard).
 	H2Guard *h2guard.Options
@@ -113,6 +117,7 @@ func NewOptions() *Options {
 		SecureServing:                      genericoptions.NewSecureServingOptions().WithLoopback(),
 		Resets:                             rapidreset.NewOptions(),
 		IdleConns:                          idleconns.NewOptions(),
+		Proxied:                            proxied.NewOptions(),
 		H2Guard:                            h2guard.NewOptions(),
 		Etcd:                               genericoptions.NewEtcdOptions(newStorageConfig()),
 		AdminGroups:                        []string{"system:masters"},
@@ -161,6 +166,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	o.SecureServing.AddFlags(fss.FlagSet("secure serving"))
 	o.Resets.AddFlags(fss.FlagSet("secure serving"))
 	o.IdleConns.AddFlags(fss.FlagSet("secure serving"))
+	o.Proxied.AddFlags(fss.FlagSet("secure serving"))
 	o.H2Guard.AddFlags(fss.FlagSet("secure serving"))
 	o.Etcd.AddFlags(fss.FlagSet("etcd"))
 	o.Store.AddFlags(fss.FlagSet("etcd"))
@@ -216,6 +222,7 @@ func (o *Options) Validate() []error {
 	errs = append(errs, o.SecureServing.Validate()...)
 	errs = append(errs, o.Resets.Validate()...)
 	errs = append(errs, o.IdleConns.Validate()...)
+	errs = append(errs, o.Proxied.Validate()...)
 	errs = append(errs, o.H2Guard.Validate()...)
 	errs = append(errs, o.Plugins.Validate()...)
 	errs = append(errs, o.Replica.Validate()...)
