@@ -85,6 +85,16 @@ func TestEstimator(t *testing.T) {
 		r := httptest.NewRequest(http.MethodGet, "/api/v1/namespaces/ns/configmaps?labelSelector=app%3Dx", nil)
 		h.ServeHTTP(httptest.NewRecorder(), r.WithContext(apirequest.WithRequestInfo(in(ws), list)))
 	}
+	// serveRead answers a list of n bytes, as if its storage had read
+	// read bytes of values from etcd for it.
+	serveRead := func(ws, query string, read, n int) {
+		h := e.WithCost(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			selectors.AddRead(r.Context(), read)
+			_, _ = w.Write(bytes.Repeat([]byte("a"), n))
+		}))
+		r := httptest.NewRequest(http.MethodGet, "/api/v1/namespaces/ns/configmaps?"+query, nil)
+		h.ServeHTTP(httptest.NewRecorder(), r.WithContext(apirequest.WithRequestInfo(in(ws), list)))
+	}
 	// inState serves within the request's state, whose inflater counts
 	// a gzipped answer for WithCost too (one inflation).
 	inState := func(h http.Handler) http.Handler { return WithState(h, scheme.NewCodecs(scheme.New())) }
@@ -139,6 +149,16 @@ func TestEstimator(t *testing.T) {
 		{name: "a selector over 50,000 objects, none matching, costs the most", do: func() { serveScanned("f", 50_000, 0) }, ws: "f", info: list, want: 100},
 		{name: "a selector over 20 objects does not lower a known size", do: func() { serveScanned("f", 20, 20) }, ws: "f", info: list, want: 100},
 		{name: "a selector over 600 objects, 1 matching, raises one seat", do: func() { serveScanned("e", 600, 1) }, ws: "e", info: list, want: 3},
+		// Eleventh review: lists at an old resource version, read from
+		// etcd, answered small. They learn apart from other lists, by
+		// what they read, and a list the cache served does not lower it.
+		{name: "an exact list is unknown apart from a known plain list", do: func() { serve("g", "", 10, false) }, ws: "g", info: list, query: "resourceVersion=7&resourceVersionMatch=Exact", want: 40},
+		{name: "read from etcd: 85 MiB read, 53 kB answered, costs the most", do: func() { serveRead("g", "resourceVersion=7&resourceVersionMatch=Exact", 85<<20, 53<<10) }, ws: "g", info: list, query: "resourceVersion=7&resourceVersionMatch=Exact", want: 100},
+		{name: "the legacy exact form (a limit and a version) shares it", ws: "g", info: list, query: "resourceVersion=9&limit=500", want: 100},
+		{name: "a continue shares it", ws: "g", info: list, query: "continue=abc&limit=500", want: 100},
+		{name: "an exact list the cache served does not lower it", do: func() { serveRead("g", "resourceVersion=8&resourceVersionMatch=Exact", 0, 10) }, ws: "g", info: list, query: "resourceVersion=7&resourceVersionMatch=Exact", want: 100},
+		{name: "nor does it touch the plain list's size", ws: "g", info: list, want: 1},
+		{name: "a plain list read from etcd (no watch cache) weighs what it read", do: func() { serveRead("h", "", 3*BytesPerSeat, 10) }, ws: "h", info: list, want: 3},
 	}
 	for _, s := range steps {
 		if s.do != nil {

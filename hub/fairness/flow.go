@@ -299,6 +299,7 @@ func (c *Controller) Handle(ctx context.Context, digest utilflowcontrol.RequestD
 	if kind == Mutating {
 		width = withLifecycle(width, info, c.tenantSeats(kind))
 	}
+	requestSeats.WithLabelValues(kind.label()).Observe(float64(width.InitialSeats))
 	if c.keyer.Prepare != nil {
 		c.keyer.Prepare(ctx)
 	}

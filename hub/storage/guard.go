@@ -14,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/wharfhub/wharf/hub/cluster"
+	"github.com/wharfhub/wharf/hub/selectors"
 )
 
 // The watch cache keys every object by keyFunc and the cluster annotation
@@ -102,6 +103,8 @@ func (g *keyGuard) TransformFromStorage(ctx context.Context, data []byte, dataCt
 	if err != nil {
 		return g.quarantine(ctx, key, reasonUntransformable, err)
 	}
+	// What a list read from etcd weighs it (hub/fairness).
+	selectors.AddRead(ctx, len(plain))
 	if g.newFunc == nil {
 		return plain, stale, nil
 	}
