@@ -3,6 +3,7 @@ package storage
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"testing"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/wharfhub/wharf/hub/apis/scheme"
 	"github.com/wharfhub/wharf/hub/cluster"
+	"github.com/wharfhub/wharf/hub/selectors"
 )
 
 const handoffCluster = cluster.ID("0123456789abcdef")
@@ -227,5 +229,34 @@ func TestHandoffBounds(t *testing.T) {
 				t.Error(err)
 			}
 		})
+	}
+}
+
+// A request that has ended decodes nothing more: its read fails with the
+// context's error, is not quarantined, and adds nothing to its Scan.
+func TestGuardStopsOnAnEndedRequest(t *testing.T) {
+	codec := storageCodecs(t)[runtime.ContentTypeJSON]
+	g := configMapGuard(codec)
+	var stored bytes.Buffer
+	if err := codec.Encode(handoffConfigMap("x", map[string]string{ClusterAnnotation: string(handoffCluster)}), &stored); err != nil {
+		t.Fatal(err)
+	}
+	key := "/core/configmaps/" + string(handoffCluster) + "/default/x"
+	scan := &selectors.Scan{}
+	ctx, cancel := context.WithCancel(selectors.WithScan(context.Background(), scan))
+	if _, _, err := g.TransformFromStorage(ctx, stored.Bytes(), value.DefaultContext("/registry"+key)); err != nil {
+		t.Fatalf("a live request's read: %v", err)
+	}
+	read := scan.Read()
+	if read != int64(stored.Len()) {
+		t.Errorf("the Scan counted %d bytes read, want %d", read, stored.Len())
+	}
+	cancel()
+	plain, _, err := g.TransformFromStorage(ctx, stored.Bytes(), value.DefaultContext("/registry"+key))
+	if !errors.Is(err, context.Canceled) || plain != nil {
+		t.Errorf("an ended request's read: %q, %v; want context.Canceled", plain, err)
+	}
+	if scan.Read() != read {
+		t.Errorf("an ended request's read added %d bytes to its Scan", scan.Read()-read)
 	}
 }
